@@ -1,0 +1,47 @@
+"""attnlib: the math behind the book *Deriving Attention*, in small tested functions.
+
+The chapters call these functions instead of re-implementing the math, so
+every number the book prints comes from one place.
+"""
+
+from .core import (
+    TOKENS,
+    AttentionResult,
+    additive_mask,
+    additive_scores,
+    attention,
+    attention_parameter_count,
+    causal_mask,
+    cross_attention,
+    multi_head_attention,
+    running_example,
+    scale_divisor,
+    scaled_scores,
+    self_attention,
+    softmax,
+)
+from . import plots, positional
+from .positional import positional_frequencies, sinusoidal_encoding
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "plots",
+    "positional",
+    "TOKENS",
+    "AttentionResult",
+    "additive_mask",
+    "additive_scores",
+    "attention",
+    "attention_parameter_count",
+    "causal_mask",
+    "cross_attention",
+    "multi_head_attention",
+    "positional_frequencies",
+    "running_example",
+    "scale_divisor",
+    "scaled_scores",
+    "self_attention",
+    "sinusoidal_encoding",
+    "softmax",
+]

@@ -1,0 +1,418 @@
+"""Scaled dot-product attention and its pieces, in plain numpy (float64).
+
+Conventions used everywhere in the book:
+
+* tokens are **rows**: ``X`` has shape ``(n, d_model)``, queries ``Q`` are
+  ``(n_q, d_k)``, keys ``K`` are ``(n_k, d_k)``, values ``V`` are ``(n_k, d_v)``;
+* a boolean mask has shape ``(n_q, n_k)`` and ``True`` means *may attend*
+  (the convention of PyTorch's ``scaled_dot_product_attention``);
+* the additive mask ``M`` of the source post holds 0 where attending is
+  allowed and ``-inf`` where it is forbidden.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_array, as_bool_matrix, as_matrix, as_positive_int
+
+__all__ = [
+    "TOKENS",
+    "AttentionResult",
+    "running_example",
+    "softmax",
+    "scale_divisor",
+    "scaled_scores",
+    "causal_mask",
+    "additive_mask",
+    "attention",
+    "self_attention",
+    "cross_attention",
+    "multi_head_attention",
+    "attention_parameter_count",
+    "additive_scores",
+]
+
+#: Labels of the three tokens of the running example.
+TOKENS: tuple[str, str, str] = ("x1", "x2", "x3")
+
+
+def running_example() -> np.ndarray:
+    """The running example: three tokens in a 2-d "noun / verb" space.
+
+    Returns a fresh ``(3, 2)`` float64 copy on every call, so changing it
+    never changes the book's example.
+
+    Examples
+    --------
+    >>> running_example()
+    array([[1. , 0. ],
+           [0. , 1. ],
+           [0.5, 0.5]])
+    """
+    return np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+
+
+def softmax(x: Any, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis``.
+
+    The maximum of each slice is subtracted before exponentiating, so logits
+    of size 1e6 give no overflow. Entries equal to ``-inf`` get a weight of
+    exactly 0. A slice whose entries are all ``-inf`` has no defined softmax
+    and raises :class:`ValueError`; so do NaN and ``+inf``.
+
+    Examples
+    --------
+    >>> softmax([0.0, 0.0]).tolist()
+    [0.5, 0.5]
+    >>> softmax([1.0, -np.inf]).tolist()
+    [1.0, 0.0]
+    >>> softmax([[1e6, 0.0]]).round(4).tolist()
+    [[1.0, 0.0]]
+    """
+    arr = as_array("x", x, (1, 2, 3, 4), allow_neg_inf=True)
+    if not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"axis={axis} is out of range for x of shape {arr.shape}")
+    top = np.max(arr, axis=axis, keepdims=True)
+    if np.isneginf(top).any():
+        where = np.argwhere(np.isneginf(np.squeeze(top, axis=axis)))
+        first = tuple(int(i) for i in where[0])
+        raise ValueError(
+            f"softmax of x (shape {arr.shape}) along axis {axis}: the slice at index {first} is entirely -inf, "
+            "so no entry may receive weight (a query row that may attend to no key?)"
+        )
+    e = np.exp(arr - top)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def scale_divisor(d_k: int, scale: bool | float = True) -> float:
+    """The number the scores are divided by.
+
+    ``scale=True`` gives ``sqrt(d_k)``, ``False`` gives 1, and a positive
+    number is used as it is.
+
+    Examples
+    --------
+    >>> round(scale_divisor(2), 4)
+    1.4142
+    >>> scale_divisor(2, False), scale_divisor(2, 4)
+    (1.0, 4.0)
+    """
+    d_k = as_positive_int("d_k", d_k)
+    if isinstance(scale, (bool, np.bool_)):
+        return math.sqrt(d_k) if scale else 1.0
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}")
+    return value
+
+
+def _check_qk(Q: Any, K: Any) -> tuple[np.ndarray, np.ndarray]:
+    q = as_matrix("Q", Q)
+    k = as_matrix("K", K)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(
+            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); "
+            "queries and keys must have the same width"
+        )
+    return q, k
+
+
+def scaled_scores(Q: Any, K: Any, scale: bool | float = True) -> np.ndarray:
+    """Scores ``Q K^T`` divided by the scale (``sqrt(d_k)`` by default).
+
+    Examples
+    --------
+    >>> X = running_example()
+    >>> scaled_scores(X, X, scale=False).tolist()
+    [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 0.5]]
+    >>> scaled_scores(X, X).round(4)[0].tolist()
+    [0.7071, 0.0, 0.3536]
+    """
+    q, k = _check_qk(Q, K)
+    return (q @ k.T) / scale_divisor(q.shape[1], scale)
+
+
+def causal_mask(n: int) -> np.ndarray:
+    """Boolean ``(n, n)`` mask, ``True`` where query ``i`` may attend to key ``j <= i``.
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    n = as_positive_int("n", n)
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def additive_mask(allowed: Any) -> np.ndarray:
+    """The additive mask ``M``: 0 where attending is allowed, ``-inf`` where not.
+
+    Examples
+    --------
+    >>> additive_mask(causal_mask(2)).tolist()
+    [[0.0, -inf], [0.0, 0.0]]
+    """
+    arr = np.asarray(allowed)
+    if arr.dtype != bool:
+        raise ValueError(f"allowed must be a boolean array (True = may attend); got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"allowed must have 2 dimensions; got shape {arr.shape}")
+    return np.where(arr, 0.0, -np.inf)
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every intermediate of one attention computation.
+
+    Attributes
+    ----------
+    scores:
+        ``Q K^T`` before scaling, shape ``(n_q, n_k)``.
+    scaled:
+        The scores after dividing by the scale and adding the mask
+        (``-inf`` where attending is forbidden).
+    weights:
+        Row-wise softmax of ``scaled``; each row sums to 1 and forbidden
+        entries are exactly 0.
+    output:
+        ``weights @ V``, shape ``(n_q, d_v)``.
+    divisor:
+        The number the scores were divided by.
+    mask:
+        The boolean mask used (``True`` = may attend), or ``None``.
+    Q, K, V:
+        The queries, keys and values (projections, for the ``*_attention``
+        helpers).
+    """
+
+    scores: np.ndarray
+    scaled: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    divisor: float
+    mask: np.ndarray | None
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+
+
+def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = True) -> AttentionResult:
+    """Scaled dot-product attention ``softmax(Q K^T / sqrt(d_k) + M) V``.
+
+    Parameters
+    ----------
+    Q, K, V:
+        Queries ``(n_q, d_k)``, keys ``(n_k, d_k)`` and values ``(n_k, d_v)``.
+    mask:
+        ``None``, a boolean ``(n_q, n_k)`` array (``True`` = may attend), or
+        an additive mask of 0 and ``-inf``.
+    scale:
+        ``True`` divides by ``sqrt(d_k)``, ``False`` does not scale, a
+        positive number divides by that number.
+
+    Examples
+    --------
+    >>> X = running_example()
+    >>> r = attention(X, X, X)
+    >>> r.weights.round(4)[0].tolist()
+    [0.4555, 0.2246, 0.3199]
+    >>> r.output.round(4)[0].tolist()
+    [0.6155, 0.3845]
+    """
+    q, k = _check_qk(Q, K)
+    v = as_matrix("V", V)
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(
+            f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
+        )
+    divisor = scale_divisor(q.shape[1], scale)
+    scores = q @ k.T
+    scaled = scores / divisor
+    allowed = None
+    if mask is not None:
+        allowed = as_bool_matrix("mask", mask, scores.shape)
+        empty = np.flatnonzero(~allowed.any(axis=1))
+        if empty.size:
+            raise ValueError(
+                f"mask (shape {allowed.shape}) leaves query row {int(empty[0])} "
+                f"(0-based; rows {empty.tolist()}) with no key it may attend to; its softmax is undefined"
+            )
+        scaled = np.where(allowed, scaled, -np.inf)
+    weights = softmax(scaled, axis=-1)
+    return AttentionResult(scores, scaled, weights, weights @ v, divisor, allowed, q, k, v)
+
+
+def _project(name: str, X: np.ndarray, W: Any, w_name: str) -> np.ndarray:
+    w = as_matrix(w_name, W)
+    if X.shape[1] != w.shape[0]:
+        raise ValueError(f"{name} has d_model={X.shape[1]} but {w_name} has {w.shape[0]} rows ({name} is {X.shape}, {w_name} is {w.shape})")
+    return X @ w
+
+
+def cross_attention(
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True
+) -> AttentionResult:
+    """Attention with queries from one sequence and keys and values from another.
+
+    ``Q = X_query W_Q``, ``K = X_memory W_K``, ``V = X_memory W_V``.
+
+    Examples
+    --------
+    >>> I = np.eye(2)
+    >>> r = cross_attention([[1, 0]], running_example(), I, I, I)
+    >>> r.weights.shape, r.output.shape
+    ((1, 3), (1, 2))
+    """
+    return _projected_attention(as_matrix("X_query", X_query), as_matrix("X_memory", X_memory), W_Q, W_K, W_V, mask, scale)
+
+
+def _projected_attention(
+    xq: np.ndarray,
+    xm: np.ndarray,
+    W_Q: Any,
+    W_K: Any,
+    W_V: Any,
+    mask: Any,
+    scale: bool | float,
+    names: tuple[str, str] = ("X_query", "X_memory"),
+) -> AttentionResult:
+    q = _project(names[0], xq, W_Q, "W_Q")
+    k = _project(names[1], xm, W_K, "W_K")
+    v = _project(names[1], xm, W_V, "W_V")
+    return attention(q, k, v, mask=mask, scale=scale)
+
+
+def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True) -> AttentionResult:
+    """Self-attention: queries, keys and values all come from ``X``.
+
+    Examples
+    --------
+    >>> X, I = running_example(), np.eye(2)
+    >>> self_attention(X, I, I, [[1, 0], [1, 1]]).V.tolist()
+    [[1.0, 0.0], [1.0, 1.0], [1.0, 0.5]]
+    """
+    x = as_matrix("X", X)
+    return _projected_attention(x, x, W_Q, W_K, W_V, mask, scale, names=("X", "X"))
+
+
+def multi_head_attention(
+    X_query: Any,
+    X_memory: Any,
+    W_Q: Any,
+    W_K: Any,
+    W_V: Any,
+    W_O: Any,
+    n_heads: int,
+    mask: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multi-head attention in the packed layout of ``torch.nn.MultiheadAttention`` (no bias).
+
+    All four matrices are ``(d_model, d_model)``. Head ``r`` uses columns
+    ``r*d_head:(r+1)*d_head`` of ``W_Q``, ``W_K`` and ``W_V`` with
+    ``d_head = d_model / n_heads`` and scales by ``sqrt(d_head)``; the head
+    outputs are concatenated and multiplied by ``W_O``.
+
+    Returns
+    -------
+    output:
+        ``(n_q, d_model)``.
+    weights:
+        ``(n_heads, n_q, n_k)``, one attention matrix per head.
+
+    Examples
+    --------
+    >>> X, I = running_example(), np.eye(2)
+    >>> out, w = multi_head_attention(X, X, I, I, I, I, n_heads=2)
+    >>> out.shape, w.shape
+    ((3, 2), (2, 3, 3))
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    n_heads = as_positive_int("n_heads", n_heads)
+    d_model = xq.shape[1]
+    if xm.shape[1] != d_model:
+        raise ValueError(f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]}")
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
+    mats = {}
+    for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        mats[name] = as_matrix(name, w)
+        if mats[name].shape != (d_model, d_model):
+            raise ValueError(f"{name} must be (d_model, d_model) = {(d_model, d_model)}; got {mats[name].shape}")
+    q, k, v = xq @ mats["W_Q"], xm @ mats["W_K"], xm @ mats["W_V"]
+    d_head = d_model // n_heads
+    outs, weights = [], []
+    for r in range(n_heads):
+        cols = slice(r * d_head, (r + 1) * d_head)
+        head = attention(q[:, cols], k[:, cols], v[:, cols], mask=mask)
+        outs.append(head.output)
+        weights.append(head.weights)
+    return np.concatenate(outs, axis=1) @ mats["W_O"], np.stack(weights)
+
+
+def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) -> int:
+    """Parameters of one multi-head attention block: ``4 d_model^2`` (+ ``4 d_model`` with bias).
+
+    The count does not depend on ``n_heads`` (each head has ``d_model/n_heads``
+    columns), but ``n_heads`` must still divide ``d_model``.
+
+    Examples
+    --------
+    >>> attention_parameter_count(512, 8)
+    1048576
+    >>> attention_parameter_count(512, 8, bias=True)
+    1050624
+    """
+    d_model = as_positive_int("d_model", d_model)
+    n_heads = as_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+
+
+def additive_scores(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any) -> np.ndarray:
+    """Bahdanau's additive score ``e_ij = v_a^T tanh(W_a s_i + U_a h_j)`` for every pair.
+
+    Parameters
+    ----------
+    S:
+        Decoder states (queries) as rows, ``(n_q, d_s)``.
+    H:
+        Encoder annotations (keys) as rows, ``(n_k, d_h)``.
+    W_a, U_a:
+        ``(d_a, d_s)`` and ``(d_a, d_h)``, acting on column vectors as in the paper.
+    v_a:
+        ``(d_a,)``.
+
+    Returns
+    -------
+    ``(n_q, n_k)`` scores. Computing them takes ``n_q * n_k * d_a`` tanh
+    evaluations, one hidden vector per *pair*.
+
+    Examples
+    --------
+    >>> I = np.eye(2)
+    >>> additive_scores([[1, 0]], [[1, 0], [0, 1]], I, I, [1, 1]).round(4).tolist()
+    [[0.964, 1.5232]]
+    """
+    s = as_matrix("S", S)
+    h = as_matrix("H", H)
+    wa = as_matrix("W_a", W_a)
+    ua = as_matrix("U_a", U_a)
+    va = as_array("v_a", v_a, 1)
+    if wa.shape[1] != s.shape[1]:
+        raise ValueError(f"W_a has {wa.shape[1]} columns but S has d_s={s.shape[1]} (W_a is {wa.shape}, S is {s.shape})")
+    if ua.shape[1] != h.shape[1]:
+        raise ValueError(f"U_a has {ua.shape[1]} columns but H has d_h={h.shape[1]} (U_a is {ua.shape}, H is {h.shape})")
+    if not wa.shape[0] == ua.shape[0] == va.shape[0]:
+        raise ValueError(f"W_a, U_a and v_a must share d_a; got W_a {wa.shape}, U_a {ua.shape}, v_a {va.shape}")
+    hidden = np.tanh((s @ wa.T)[:, None, :] + (h @ ua.T)[None, :, :])
+    return hidden @ va

@@ -1,0 +1,188 @@
+"""Figures for the book: labelled heatmaps and token vectors.
+
+All figures use colour-blind-safe colormaps (``cividis`` by default), write
+the value into every heatmap cell with a text colour chosen for contrast, and
+label the axes with token names. Each function returns the matplotlib
+``Figure`` so a notebook can show it and a test can inspect it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from ._validate import as_array
+
+__all__ = ["CMAP", "OKABE_ITO", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+
+#: Sequential, colour-blind-safe colormap used for every heatmap.
+CMAP = "cividis"
+
+#: The Okabe-Ito palette, safe for the common colour-vision deficiencies.
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+
+
+def format_value(value: float, decimals: int = 4) -> str:
+    """Format one cell: ``-inf`` as ``−∞``, otherwise ``decimals`` places.
+
+    Examples
+    --------
+    >>> format_value(1 / 3), format_value(-np.inf), format_value(-0.0)
+    ('0.3333', '−∞', '0.0000')
+    """
+    if np.isneginf(value):
+        return "\u2212\u221e"
+    text = f"{value:.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def readable_text_colour(rgba: Sequence[float]) -> str:
+    """Black or white, whichever contrasts more with the background ``rgba``.
+
+    Uses the WCAG relative luminance.
+
+    Examples
+    --------
+    >>> readable_text_colour((1, 1, 1, 1)), readable_text_colour((0, 0, 0, 1))
+    ('black', 'white')
+    """
+    def channel(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(float(c)) for c in rgba[:3])
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    # contrast with black is (lum+0.05)/0.05, with white 1.05/(lum+0.05)
+    return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
+
+
+def heatmap(
+    matrix: Any,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    *,
+    title: str = "",
+    ax: Axes | None = None,
+    decimals: int = 4,
+    cmap: str = CMAP,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    xlabel: str = "key",
+    ylabel: str = "query",
+) -> Figure:
+    """Draw ``matrix`` as a heatmap with its values written in the cells.
+
+    ``-inf`` entries (masked scores) are drawn as light grey cells marked
+    ``−∞`` and are left out of the colour scale.
+
+    Examples
+    --------
+    >>> fig = heatmap([[1, 0], [0, 1]], ["a", "b"], ["a", "b"])
+    >>> [t.get_text() for t in fig.axes[0].texts]
+    ['1.0000', '0.0000', '0.0000', '1.0000']
+    >>> plt.close(fig)
+    """
+    m = as_array("matrix", matrix, (1, 2), allow_neg_inf=True)
+    if m.ndim == 1:
+        m = m[None, :]
+    n_rows, n_cols = m.shape
+    for name, labels, n in (("row_labels", row_labels, n_rows), ("col_labels", col_labels, n_cols)):
+        if labels is not None and len(labels) != n:
+            raise ValueError(f"{name} has {len(labels)} labels but the matrix {m.shape} needs {n}")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(0.9 * n_cols + 1.6, 0.6 * n_rows + 1.0), layout="constrained")
+    else:
+        fig = ax.figure
+    finite = np.isfinite(m)
+    shown = np.ma.masked_where(~finite, m)
+    lo = float(m[finite].min()) if vmin is None and finite.any() else (vmin if vmin is not None else 0.0)
+    hi = float(m[finite].max()) if vmax is None and finite.any() else (vmax if vmax is not None else 1.0)
+    if hi == lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
+    image = ax.imshow(shown, cmap=colormap, vmin=lo, vmax=hi, aspect="auto")
+    for i in range(n_rows):
+        for j in range(n_cols):
+            if finite[i, j]:
+                colour = readable_text_colour(image.cmap(image.norm(m[i, j])))
+            else:
+                colour = "black"
+            ax.text(j, i, format_value(m[i, j], decimals), ha="center", va="center", color=colour, fontsize=10)
+    ax.set_xticks(range(n_cols), labels=list(col_labels) if col_labels is not None else [str(j + 1) for j in range(n_cols)])
+    ax.set_yticks(range(n_rows), labels=list(row_labels) if row_labels is not None else [str(i + 1) for i in range(n_rows)])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(length=0)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def token_vectors(
+    X: Any,
+    labels: Sequence[str] | None = None,
+    *,
+    ax: Axes | None = None,
+    axis_names: tuple[str, str] = ("noun-ness (dimension 1)", "verb-ness (dimension 2)"),
+    title: str = "",
+    extra: dict[str, Any] | None = None,
+) -> Figure:
+    """Draw the rows of a ``(n, 2)`` matrix as arrows from the origin.
+
+    Parameters
+    ----------
+    X:
+        Token vectors as rows; must have exactly two columns.
+    labels:
+        One label per row.
+    extra:
+        Optional further ``{label: vector}`` pairs drawn dashed (for example
+        the outputs of attention next to the inputs).
+
+    Examples
+    --------
+    >>> fig = token_vectors([[1, 0], [0, 1]], ["a", "b"])
+    >>> sorted(t.get_text().strip() for t in fig.axes[0].texts if t.get_text())
+    ['a', 'b']
+    >>> plt.close(fig)
+    """
+    x = as_array("X", X, 2)
+    if x.shape[1] != 2:
+        raise ValueError(f"X must have 2 columns to be drawn in the plane; got shape {x.shape}")
+    if labels is not None and len(labels) != x.shape[0]:
+        raise ValueError(f"labels has {len(labels)} entries but X has {x.shape[0]} rows")
+    labels = list(labels) if labels is not None else [f"x{i + 1}" for i in range(x.shape[0])]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4.2, 4.2), layout="constrained")
+    else:
+        fig = ax.figure
+    points = [x]
+    for k, (name, vec) in enumerate([(n, v) for n, v in (extra or {}).items()]):
+        v = as_array(f"extra[{name!r}]", vec, 1)
+        points.append(v[None, :])
+        colour = OKABE_ITO[(x.shape[0] + k) % len(OKABE_ITO)]
+        ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2, linestyle="--"))
+        ax.text(v[0], v[1], f" {name}", color="black", fontsize=11, va="bottom")
+    for i, (row, name) in enumerate(zip(x, labels)):
+        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        ax.annotate("", xy=row, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2.5))
+        ax.text(row[0], row[1], f" {name}", color="black", fontsize=11, va="bottom")
+    allpts = np.vstack(points + [np.zeros((1, 2))])
+    lo = min(allpts.min(), 0) - 0.2
+    hi = max(allpts.max(), 1) + 0.3
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_aspect("equal")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.grid(True, alpha=0.3)
+    ax.set_xlabel(axis_names[0])
+    ax.set_ylabel(axis_names[1])
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The two commands of this project, on any machine with Python 3.11+.
+
+    python3 dev.py book   # set up .venv and build the web book into _build/html
+    python3 dev.py test   # set up .venv with the test tools and run every test
+
+Both create the virtual environment ``.venv`` on first use and reinstall
+only when a requirements file or ``pyproject.toml`` changed. Extra
+arguments after ``test`` go to pytest (for example ``-k softmax``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("ATTN_VENV", ROOT / ".venv"))
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+
+REQUIREMENTS = {"book": ["requirements.txt"], "test": ["requirements-dev.txt"]}
+BUILD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
+
+
+def run(cmd: list[str | Path], **kw) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **kw.pop("env", {}))
+    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, env=env, **kw)
+
+
+def ensure_env(kind: str) -> None:
+    """Create .venv if needed and install the requirements of ``kind`` when they changed."""
+    if sys.version_info < (3, 11):  # noqa: UP036 (dev.py may be started by an older Python)
+        sys.exit(f"Python 3.11 or newer is needed; this is {sys.version.split()[0]}")
+    if not PY.exists():
+        print(f"Creating the virtual environment {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        run([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+    files = REQUIREMENTS[kind]
+    digest = hashlib.sha256()
+    for name in ["pyproject.toml", "requirements.txt", *files]:
+        digest.update((ROOT / name).read_bytes())
+    stamp = VENV / f".installed-{kind}"
+    if stamp.exists() and stamp.read_text() == digest.hexdigest():
+        return
+    args: list[str | Path] = [PY, "-m", "pip", "install", "--quiet"]
+    for name in files:
+        args += ["-r", name]
+    run(args)
+    stamp.write_text(digest.hexdigest())
+
+
+def book(extra: list[str]) -> None:
+    ensure_env("book")
+    run([BIN / "jupyter-book", *BUILD[1:], *extra])
+    print(f"\nThe book is in {ROOT / '_build' / 'html' / 'index.html'}")
+
+
+def test(extra: list[str]) -> None:
+    ensure_env("test")
+    run([BIN / "ruff", "check", "."])
+    coverage = [] if extra else ["--cov=attnlib", "--cov-report=term-missing:skip-covered", "--cov-fail-under=90"]
+    run([PY, "-m", "pytest", *coverage, *extra])
+
+
+def main(argv: list[str]) -> None:
+    commands = {"book": book, "test": test}
+    if not argv or argv[0] not in commands:
+        sys.exit(__doc__)
+    try:
+        commands[argv[0]](argv[1:])
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode or 1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

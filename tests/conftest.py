@@ -1,0 +1,56 @@
+"""Shared fixtures: the built book and the executed chapter notebooks.
+
+Both are expensive, so each is made once per test session and shared.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+BIN = Path(sys.executable).parent
+
+# Kernels started by the tests inherit this environment; a forced backend such as
+# MPLBACKEND=Agg would stop notebooks from displaying their figures inline.
+os.environ.pop("MPLBACKEND", None)
+
+
+def chapter_notebooks() -> list[Path]:
+    return sorted(CHAPTERS.glob("[0-9][0-9]-*.ipynb"))
+
+
+@dataclass
+class BuiltBook:
+    html: Path
+    log: str
+    seconds: float
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory) -> BuiltBook:
+    """Build the whole book strictly into a fresh folder (no cache), as CI and readers do."""
+    out = tmp_path_factory.mktemp("book")
+    jb = shutil.which("jupyter-book", path=str(BIN)) or shutil.which("jupyter-book")
+    assert jb, "jupyter-book is not installed in the test environment"
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [jb, "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"),
+    )
+    seconds = time.perf_counter() - start
+    log = proc.stdout + proc.stderr
+    (out / "build.log").write_text(log)
+    assert proc.returncode == 0, f"strict book build failed ({proc.returncode}):\n{log[-6000:]}"
+    return BuiltBook(out / "_build" / "html", log, seconds)
