@@ -4,6 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
+from . import plots, positional
 from .core import (
     TOKENS,
     AttentionResult,
@@ -20,7 +21,6 @@ from .core import (
     self_attention,
     softmax,
 )
-from . import plots, positional
 from .positional import positional_frequencies, sinusoidal_encoding
 
 __version__ = "0.1.0"

@@ -3,7 +3,6 @@
 import re
 
 import pytest
-
 from conftest import chapter_notebooks
 
 pytestmark = pytest.mark.slow

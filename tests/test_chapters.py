@@ -6,10 +6,9 @@ import time
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-
 from conftest import CHAPTERS, chapter_notebooks
 from expected_outputs import EXPECTED
+from nbclient import NotebookClient
 
 NOTEBOOKS = chapter_notebooks()
 MAX_SECONDS = 60
