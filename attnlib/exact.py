@@ -1,0 +1,254 @@
+"""Attention in exact arithmetic with sympy.
+
+The numpy functions of :mod:`attnlib.core` give floating-point answers. The
+functions here compute the same quantities symbolically, so that a weight of
+the running example appears as the closed form
+
+.. math:: A_{11} = \\frac{e^{1/\\sqrt{2}}}{1 + e^{1/\\sqrt{2}} + e^{1/(2\\sqrt{2})}}
+
+and can be evaluated to as many digits as we like. Inputs may be Python or
+numpy numbers, nested lists, numpy arrays or sympy matrices; floats are
+converted to the rational number their decimal representation shows
+(``0.5`` becomes ``1/2``). Masks follow the convention of the whole package:
+boolean, ``True`` = may attend.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from ._validate import as_bool_matrix
+
+__all__ = ["ExactAttention", "exact_number", "exact_matrix", "exact_softmax", "exact_attention", "to_float"]
+
+
+def exact_number(name: str, value: Any) -> sp.Expr:
+    """Convert one number to an exact sympy expression.
+
+    Integers stay integers, floats become the rational their decimal form
+    shows, sympy expressions pass through. NaN, infinities, booleans and
+    strings raise :class:`ValueError` naming ``name``.
+
+    Examples
+    --------
+    >>> exact_number("x", 0.5), exact_number("x", 3), exact_number("x", sp.sqrt(2))
+    (1/2, 3, sqrt(2))
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return sp.Integer(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be finite; got {value!r}")
+        return sp.Rational(repr(float(value)))
+    if isinstance(value, sp.Basic):
+        if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+            raise ValueError(f"{name} must be finite; got {value}")
+        return value
+    raise ValueError(f"{name} must be a number (int, float or sympy expression); got {type(value).__name__}: {value!r}")
+
+
+def exact_matrix(name: str, value: Any) -> sp.Matrix:
+    """Convert a 2-d array-like to a sympy ``Matrix`` of exact entries.
+
+    Examples
+    --------
+    >>> exact_matrix("X", [[1, 0], [0.5, 0.5]])
+    Matrix([
+    [  1,   0],
+    [1/2, 1/2]])
+    """
+    if isinstance(value, sp.MatrixBase):
+        rows = value.tolist()
+    else:
+        arr = np.asarray(value, dtype=object)
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must have 2 dimensions; got shape {arr.shape} with {arr.ndim}")
+        rows = arr.tolist()
+    if len(rows) == 0 or len(rows[0]) == 0:
+        raise ValueError(f"{name} is empty")
+    entries = [[exact_number(f"{name}[{i}, {j}]", v) for j, v in enumerate(row)] for i, row in enumerate(rows)]
+    return sp.Matrix(entries)
+
+
+def exact_softmax(values: Any, allowed: Any = None) -> tuple[list[sp.Expr], list[sp.Expr], sp.Expr]:
+    """Exact softmax of one row of scores.
+
+    Parameters
+    ----------
+    values:
+        A sequence of exact (or convertible) numbers.
+    allowed:
+        Optional sequence of booleans of the same length; ``False`` entries
+        get weight exactly 0 (and exponential 0).
+
+    Returns
+    -------
+    weights, exponentials, normalizer:
+        ``weights[j] = exponentials[j] / normalizer``.
+
+    Examples
+    --------
+    >>> w, e, Z = exact_softmax([1, 0])
+    >>> w
+    [E/(1 + E), 1/(1 + E)]
+    >>> exact_softmax([1, 0], allowed=[False, True])[0]
+    [0, 1]
+    """
+    vals = [exact_number(f"values[{j}]", v) for j, v in enumerate(values)]
+    if not vals:
+        raise ValueError("values is empty")
+    if allowed is None:
+        flags = [True] * len(vals)
+    else:
+        flags = [bool(a) for a in allowed]
+        if len(flags) != len(vals):
+            raise ValueError(f"allowed has {len(flags)} entries but values has {len(vals)}")
+        if not any(flags):
+            raise ValueError("allowed is False everywhere: no entry may receive weight, so the softmax is undefined")
+    exps = [sp.exp(v) if ok else sp.Integer(0) for v, ok in zip(vals, flags)]
+    Z = sp.Add(*exps)
+    return [e / Z for e in exps], exps, Z
+
+
+@dataclass(frozen=True)
+class ExactAttention:
+    """Every intermediate of one exact attention computation (sympy matrices).
+
+    Attributes
+    ----------
+    Q, K, V:
+        Queries, keys and values.
+    scores:
+        ``Q K^T``.
+    divisor:
+        What the scores are divided by (``sqrt(d_k)`` when scaling).
+    scaled:
+        ``scores / divisor``, with ``-oo`` where the mask forbids attending.
+    exponentials:
+        ``exp(scaled)`` entry by entry (0 where forbidden).
+    normalizers:
+        Column matrix of the row sums ``Z_i`` of ``exponentials``.
+    weights:
+        ``exponentials[i, j] / Z_i``.
+    output:
+        ``weights V``.
+    mask:
+        The boolean mask used, or ``None``.
+    """
+
+    Q: sp.Matrix
+    K: sp.Matrix
+    V: sp.Matrix
+    scores: sp.Matrix
+    divisor: sp.Expr
+    scaled: sp.Matrix
+    exponentials: sp.Matrix
+    normalizers: sp.Matrix
+    weights: sp.Matrix
+    output: sp.Matrix
+    mask: np.ndarray | None
+
+
+def _exact_divisor(d_k: int, scale: Any) -> sp.Expr:
+    if isinstance(scale, (bool, np.bool_)):
+        return sp.sqrt(d_k) if scale else sp.Integer(1)
+    try:
+        value = exact_number("scale", scale)
+    except ValueError:
+        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}") from None
+    if not (value.is_number and value.is_positive):
+        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}")
+    return value
+
+
+def _project(x: sp.Matrix, W: Any, w_name: str) -> sp.Matrix:
+    if W is None:
+        return x
+    w = exact_matrix(w_name, W)
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(f"X has d_model={x.shape[1]} but {w_name} has {w.shape[0]} rows (X is {x.shape}, {w_name} is {w.shape})")
+    return x * w
+
+
+def exact_attention(
+    X: Any,
+    W_Q: Any = None,
+    W_K: Any = None,
+    W_V: Any = None,
+    mask: Any = None,
+    scale: Any = True,
+) -> ExactAttention:
+    """Exact self-attention ``softmax(X W_Q (X W_K)^T / sqrt(d_k)) X W_V`` with sympy.
+
+    Parameters
+    ----------
+    X:
+        Tokens as rows, ``(n, d_model)``; floats are read as the decimals
+        they show (``0.5`` is ``1/2``).
+    W_Q, W_K, W_V:
+        Projection matrices; ``None`` means the identity (no projection).
+    mask:
+        ``None`` or a boolean ``(n, n)`` matrix, ``True`` = may attend (an
+        additive 0 / ``-inf`` mask is accepted too).
+    scale:
+        ``True`` divides by ``sqrt(d_k)``, ``False`` does not scale, a
+        positive number divides by that number.
+
+    Examples
+    --------
+    >>> r = exact_attention([[1, 0], [0, 1], [0.5, 0.5]])
+    >>> r.scaled.row(0)
+    Matrix([[sqrt(2)/2, 0, sqrt(2)/4]])
+    >>> r.weights[0, 0]
+    exp(sqrt(2)/2)/(1 + exp(sqrt(2)/4) + exp(sqrt(2)/2))
+    >>> [round(float(w), 4) for w in r.weights.row(2)]
+    [0.3333, 0.3333, 0.3333]
+    """
+    x = exact_matrix("X", X)
+    q = _project(x, W_Q, "W_Q")
+    k = _project(x, W_K, "W_K")
+    v = _project(x, W_V, "W_V")
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"W_Q gives d_k={q.shape[1]} but W_K gives d_k={k.shape[1]}; queries and keys must have the same width")
+    n = x.shape[0]
+    divisor = _exact_divisor(q.shape[1], scale)
+    scores = q * k.T
+    allowed = None if mask is None else as_bool_matrix("mask", mask, (n, n))
+    scaled = sp.zeros(n, n)
+    exps = sp.zeros(n, n)
+    weights = sp.zeros(n, n)
+    Z = sp.zeros(n, 1)
+    for i in range(n):
+        flags = [True] * n if allowed is None else allowed[i].tolist()
+        if not any(flags):
+            raise ValueError(f"mask (shape {allowed.shape}) leaves query row {i} (0-based) with no key it may attend to")
+        row = [scores[i, j] / divisor for j in range(n)]
+        w, e, z = exact_softmax(row, flags)
+        for j in range(n):
+            scaled[i, j] = row[j] if flags[j] else -sp.oo
+            exps[i, j] = e[j]
+            weights[i, j] = w[j]
+        Z[i, 0] = z
+    return ExactAttention(q, k, v, scores, divisor, scaled, exps, Z, weights, weights * v, allowed)
+
+
+def to_float(M: Any, digits: int = 30) -> np.ndarray:
+    """Evaluate a sympy matrix (or expression) to a float64 numpy array.
+
+    ``-oo`` entries (masked scores) become ``-inf``.
+
+    Examples
+    --------
+    >>> to_float(sp.Matrix([[sp.sqrt(2), -sp.oo]])).round(4).tolist()
+    [[1.4142, -inf]]
+    """
+    if isinstance(M, sp.MatrixBase):
+        return np.array([[float(e.evalf(digits)) for e in row] for row in M.tolist()], dtype=np.float64)
+    return np.array(float(sp.sympify(M).evalf(digits)), dtype=np.float64)
