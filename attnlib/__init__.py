@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import exact, plots, positional
+from . import exact, heads, paths, plots, positional
 from .core import (
     TOKENS,
     AttentionResult,
@@ -27,6 +27,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "exact",
+    "heads",
+    "paths",
     "plots",
     "positional",
     "TOKENS",

@@ -1,0 +1,147 @@
+"""Heads of multi-head attention: column blocks, concatenation, parameter count.
+
+:func:`attnlib.core.multi_head_attention` keeps all heads packed in one
+``(d_model, d_model)`` matrix per projection, in the layout of
+``torch.nn.MultiheadAttention``: head ``r`` owns the columns
+``r*d_head:(r+1)*d_head``. The functions here make that layout visible
+(:func:`split_heads`, :func:`concat_heads`) and derive the parameter count of
+the block symbolically (:func:`symbolic_parameter_count`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from ._validate import as_array, as_matrix, as_positive_int
+
+__all__ = ["head_dim", "split_heads", "concat_heads", "ParameterCount", "symbolic_parameter_count"]
+
+
+def head_dim(d_model: int, n_heads: int) -> int:
+    """Width ``d_head = d_model / n_heads`` of one head; ``n_heads`` must divide ``d_model``.
+
+    Examples
+    --------
+    >>> head_dim(512, 8)
+    64
+    >>> head_dim(2, 2)
+    1
+    """
+    d_model = as_positive_int("d_model", d_model)
+    n_heads = as_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
+    return d_model // n_heads
+
+
+def split_heads(M: Any, n_heads: int) -> np.ndarray:
+    """Cut the columns of ``M`` into ``n_heads`` equal, consecutive blocks.
+
+    Works for a projected sequence (``Q = X W_Q``, shape ``(n, d_model)``) and
+    for a packed weight matrix (``W_Q``, shape ``(d_model, d_model)``) alike:
+    block ``r`` is ``M[:, r*d_head:(r+1)*d_head]``, the part head ``r`` uses.
+
+    Returns
+    -------
+    ``(n_heads, rows, d_head)`` array (a copy).
+
+    Examples
+    --------
+    >>> Q = np.arange(8.0).reshape(2, 4)
+    >>> split_heads(Q, 2).tolist()
+    [[[0.0, 1.0], [4.0, 5.0]], [[2.0, 3.0], [6.0, 7.0]]]
+    """
+    m = as_matrix("M", M)
+    d_head = head_dim(m.shape[1], n_heads)
+    return np.stack([m[:, r * d_head : (r + 1) * d_head] for r in range(int(n_heads))])
+
+
+def concat_heads(heads: Any) -> np.ndarray:
+    """Place the heads side by side again: the inverse of :func:`split_heads`.
+
+    ``heads`` has shape ``(n_heads, rows, d_head)``; the result is
+    ``(rows, n_heads * d_head)`` with head ``r`` in columns
+    ``r*d_head:(r+1)*d_head``, which is ``concat(head_1, ..., head_h)``.
+
+    Examples
+    --------
+    >>> Q = np.arange(8.0).reshape(2, 4)
+    >>> bool((concat_heads(split_heads(Q, 2)) == Q).all())
+    True
+    """
+    h = as_array("heads", heads, 3)
+    return np.concatenate(list(h), axis=1)
+
+
+@dataclass(frozen=True)
+class ParameterCount:
+    """The steps of the parameter-count derivation, as sympy expressions.
+
+    Attributes
+    ----------
+    d_model, h:
+        The positive integer symbols used.
+    d_head:
+        ``d_model / h``, the width of one head.
+    per_head:
+        Entries of ``W_r^Q``, ``W_r^K`` and ``W_r^V`` for one head:
+        ``3 * d_model * d_head``.
+    all_heads:
+        ``h * per_head``, before simplification.
+    output:
+        Entries of ``W^O``: ``(h * d_head) * d_model``.
+    bias:
+        Bias entries (0 when counted without bias).
+    total:
+        The expanded sum; ``h`` cancels and ``4*d_model**2`` remains.
+    """
+
+    d_model: sp.Symbol
+    h: sp.Symbol
+    d_head: sp.Expr
+    per_head: sp.Expr
+    all_heads: sp.Expr
+    output: sp.Expr
+    bias: sp.Expr
+    total: sp.Expr
+
+    def evaluate(self, d_model: int, n_heads: int) -> int:
+        """The total for concrete sizes; ``n_heads`` must divide ``d_model``.
+
+        Examples
+        --------
+        >>> symbolic_parameter_count().evaluate(512, 8)
+        1048576
+        """
+        head_dim(d_model, n_heads)
+        return int(self.total.subs({self.d_model: int(d_model), self.h: int(n_heads)}))
+
+
+def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
+    """Derive the parameter count of a multi-head attention block with sympy.
+
+    Each of the ``h`` heads has three ``d_model x d_head`` projections
+    (query, key, value) with ``d_head = d_model / h``; the output projection
+    ``W^O`` maps the ``h * d_head``-wide concatenation back to ``d_model``.
+    With ``bias=True`` every projection also gets one bias per output column.
+
+    Examples
+    --------
+    >>> c = symbolic_parameter_count()
+    >>> c.per_head, c.total
+    (3*d_model**2/h, 4*d_model**2)
+    >>> symbolic_parameter_count(bias=True).total
+    4*d_model**2 + 4*d_model
+    """
+    d_model, h = sp.symbols("d_model h", positive=True, integer=True)
+    d_head = d_model / h
+    per_head = 3 * d_model * d_head
+    all_heads = sp.Mul(h, per_head, evaluate=False)
+    output = (h * d_head) * d_model
+    bias_count = (h * 3 * d_head + d_model) if bias else sp.Integer(0)
+    total = sp.expand(all_heads + output + bias_count)
+    return ParameterCount(d_model, h, d_head, per_head, all_heads, output, sp.expand(bias_count), total)
