@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import exact, heads, paths, plots, positional
+from . import compatibility, exact, heads, paths, plots, positional
 from .core import (
     TOKENS,
     AttentionResult,
@@ -26,6 +26,7 @@ from .positional import positional_frequencies, sinusoidal_encoding
 __version__ = "0.1.0"
 
 __all__ = [
+    "compatibility",
     "exact",
     "heads",
     "paths",
