@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import compatibility, exact, heads, paths, plots, positional
+from . import compatibility, cost, exact, heads, paths, plots, positional, retrieval
 from .core import (
     TOKENS,
     AttentionResult,
@@ -27,6 +27,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "compatibility",
+    "cost",
+    "retrieval",
     "exact",
     "heads",
     "paths",

@@ -1,12 +1,33 @@
-"""Sinusoidal positional encodings (Vaswani et al., 2017)."""
+"""Sinusoidal positional encodings (Vaswani et al., 2017) and why they are needed.
+
+Self-attention without positions is permutation equivariant
+(:func:`permutation_matrix` reorders tokens). The sinusoidal table
+(:func:`sinusoidal_encoding`) gives every position a signature, and a fixed
+offset ``k`` acts on it as one linear map (:func:`offset_rotation`), which
+:func:`symbolic_offset_rotation` proves with sympy.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
+import sympy
 
 from ._validate import as_positive_int
 
-__all__ = ["positional_frequencies", "sinusoidal_encoding"]
+__all__ = [
+    "OffsetRotationProof",
+    "offset_rotation",
+    "pair_rotation",
+    "permutation_matrix",
+    "positional_frequencies",
+    "sinusoidal_encoding",
+    "symbolic_offset_rotation",
+]
 
 
 def positional_frequencies(d_model: int) -> np.ndarray:
@@ -47,3 +68,181 @@ def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])
     return pe
+
+
+def _as_int(name: str, value: Any) -> int:
+    """An integer (negative and zero allowed) given as an int or an integral float."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    if not math.isfinite(float(value)) or float(value) != int(value):
+        raise ValueError(f"{name} must be an integer; got {value!r}")
+    return int(value)
+
+
+def permutation_matrix(order: Sequence[int]) -> np.ndarray:
+    """The ``(n, n)`` matrix ``P`` with ``(P X)[i] = X[order[i]]``.
+
+    Multiplying a token matrix from the left by ``P`` reorders its rows:
+    row ``i`` of ``P X`` is row ``order[i]`` of ``X``.
+
+    Parameters
+    ----------
+    order:
+        Each of ``0 .. n-1`` exactly once.
+
+    Examples
+    --------
+    >>> P = permutation_matrix([2, 1, 0])
+    >>> P.astype(int).tolist()
+    [[0, 0, 1], [0, 1, 0], [1, 0, 0]]
+    >>> (P @ np.array([[1.0], [2.0], [3.0]])).ravel().tolist()
+    [3.0, 2.0, 1.0]
+    """
+    arr = np.asarray(order)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"order must be a non-empty 1-d sequence of indices; got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"order must hold integers 0 .. n-1; got dtype {arr.dtype}")
+    n = arr.size
+    if sorted(arr.tolist()) != list(range(n)):
+        raise ValueError(f"order must contain each of 0 .. {n - 1} exactly once; got {arr.tolist()}")
+    P = np.zeros((n, n))
+    P[np.arange(n), arr] = 1.0
+    return P
+
+
+def pair_rotation(angle: float) -> np.ndarray:
+    """The 2x2 matrix taking ``(sin a, cos a)`` to ``(sin(a + angle), cos(a + angle))``.
+
+    It is ``[[cos angle, sin angle], [-sin angle, cos angle]]``, a rotation
+    (acting on column vectors) whose entries depend on ``angle`` only.
+
+    Examples
+    --------
+    >>> R = pair_rotation(1.0)
+    >>> (R @ [np.sin(2.0), np.cos(2.0)]).round(4).tolist() == [round(np.sin(3.0), 4), round(np.cos(3.0), 4)]
+    True
+    """
+    try:
+        a = float(angle)
+    except (TypeError, ValueError):
+        raise ValueError(f"angle must be a finite number; got {angle!r}") from None
+    if not math.isfinite(a):
+        raise ValueError(f"angle must be a finite number; got {angle!r}")
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, s], [-s, c]])
+
+
+def offset_rotation(k: int, d_model: int) -> np.ndarray:
+    """The ``(d_model, d_model)`` linear map ``M_k`` with ``PE(t + k) = M_k PE(t)`` for every ``t``.
+
+    ``M_k`` is block diagonal: the block for sine/cosine pair ``i`` is
+    :func:`pair_rotation` of ``w_i k``, where ``w_i`` is that pair's
+    frequency. It depends on the offset ``k`` and not on the position ``t``.
+    ``PE(t)`` is a column vector here; for the row table ``PE`` of
+    :func:`sinusoidal_encoding` write ``PE[t + k] = PE[t] @ M_k.T``.
+
+    Parameters
+    ----------
+    k:
+        The offset in positions (any integer, negative and zero included).
+    d_model:
+        An even width: with an odd width the last column is a lone sine,
+        and ``sin(w (t + k))`` is not a linear function of ``sin(w t)`` alone.
+
+    Examples
+    --------
+    >>> pe = sinusoidal_encoding(10, 4)
+    >>> M = offset_rotation(3, 4)
+    >>> bool(np.allclose(pe[3:], pe[:-3] @ M.T))
+    True
+    >>> bool(np.array_equal(offset_rotation(0, 6), np.eye(6)))
+    True
+    """
+    k = _as_int("k", k)
+    d_model = as_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(
+            f"d_model must be even for an offset to be a linear map; got d_model={d_model}, "
+            "whose last column is a sine without its cosine partner"
+        )
+    M = np.zeros((d_model, d_model))
+    for i, w in enumerate(positional_frequencies(d_model)):
+        M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = pair_rotation(w * k)
+    return M
+
+
+@dataclass(frozen=True)
+class OffsetRotationProof:
+    """A symbolic check that shifting a sine/cosine pair is a fixed rotation.
+
+    Attributes
+    ----------
+    t, k, w:
+        Sympy symbols: position, offset, frequency of the pair.
+    pair:
+        ``[sin(w t), cos(w t)]`` as a column matrix.
+    shifted:
+        ``[sin(w (t + k)), cos(w (t + k))]``, written out with the
+        angle-addition identities.
+    rotation:
+        ``R(w k) = [[cos(w k), sin(w k)], [-sin(w k), cos(w k)]]``.
+    difference:
+        ``shifted - rotation * pair`` after simplification.
+    holds:
+        ``True`` when ``difference`` is the zero matrix.
+    rotation_depends_on_t:
+        Whether ``t`` appears in ``rotation`` (it does not).
+    rotation_is_orthogonal:
+        Whether ``R^T R`` simplifies to the identity.
+    """
+
+    t: sympy.Symbol
+    k: sympy.Symbol
+    w: sympy.Symbol
+    pair: sympy.Matrix
+    shifted: sympy.Matrix
+    rotation: sympy.Matrix
+    difference: sympy.Matrix
+    holds: bool
+    rotation_depends_on_t: bool
+    rotation_is_orthogonal: bool
+
+
+def symbolic_offset_rotation() -> OffsetRotationProof:
+    """Prove with sympy that ``[sin w(t+k), cos w(t+k)] = R(w k) [sin wt, cos wt]``.
+
+    The shifted pair is expanded with the angle-addition identities
+    (``sympy.expand_trig``), the product ``R(w k) [sin wt, cos wt]`` is
+    subtracted, and the difference simplifies to zero for all symbols
+    ``t``, ``k`` and ``w``. Since ``R`` contains no ``t``, one matrix moves
+    every position forward by ``k``.
+
+    Examples
+    --------
+    >>> proof = symbolic_offset_rotation()
+    >>> proof.holds, proof.rotation_depends_on_t, proof.rotation_is_orthogonal
+    (True, False, True)
+    >>> proof.difference.tolist()
+    [[0], [0]]
+    """
+    t, k, w = sympy.symbols("t k omega", real=True)
+    pair = sympy.Matrix([sympy.sin(w * t), sympy.cos(w * t)])
+    shifted = sympy.Matrix([sympy.sin(w * (t + k)), sympy.cos(w * (t + k))]).applyfunc(
+        lambda e: sympy.expand_trig(sympy.expand(e))
+    )
+    rotation = sympy.Matrix([[sympy.cos(w * k), sympy.sin(w * k)], [-sympy.sin(w * k), sympy.cos(w * k)]])
+    difference = (shifted - rotation * pair).applyfunc(sympy.simplify)
+    orthogonal = (rotation.T * rotation).applyfunc(sympy.simplify) == sympy.eye(2)
+    return OffsetRotationProof(
+        t=t,
+        k=k,
+        w=w,
+        pair=pair,
+        shifted=shifted,
+        rotation=rotation,
+        difference=difference,
+        holds=difference.is_zero_matrix is True,
+        rotation_depends_on_t=t in rotation.free_symbols,
+        rotation_is_orthogonal=bool(orthogonal),
+    )

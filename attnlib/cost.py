@@ -1,0 +1,89 @@
+"""How much memory the attention score matrix needs.
+
+Self-attention over ``n`` tokens scores every query against every key, so
+one head of one sequence holds an ``n x n`` matrix: doubling ``n``
+quadruples it. These helpers count its entries and bytes, and print byte
+counts in binary units (KiB, MiB, GiB, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._validate import as_positive_int
+
+__all__ = ["DTYPE_BYTES", "bytes_per_entry", "score_matrix_entries", "score_matrix_bytes", "format_bytes"]
+
+#: Bytes per number for the floating-point formats attention is usually run in.
+DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+
+
+def bytes_per_entry(dtype: str) -> int:
+    """Bytes one number takes in ``dtype`` (a name from :data:`DTYPE_BYTES`).
+
+    Examples
+    --------
+    >>> bytes_per_entry("float32"), bytes_per_entry("bfloat16")
+    (4, 2)
+    """
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {sorted(DTYPE_BYTES)}; got {dtype!r}")
+    return DTYPE_BYTES[dtype]
+
+
+def score_matrix_entries(n: int, n_keys: int | None = None, heads: int = 1, batch: int = 1) -> int:
+    """Number of scores: ``batch * heads * n * n_keys`` (``n_keys`` defaults to ``n``, self-attention).
+
+    Examples
+    --------
+    >>> score_matrix_entries(3)
+    9
+    >>> score_matrix_entries(4096, heads=8)
+    134217728
+    """
+    n = as_positive_int("n", n)
+    n_keys = n if n_keys is None else as_positive_int("n_keys", n_keys)
+    heads = as_positive_int("heads", heads)
+    batch = as_positive_int("batch", batch)
+    return batch * heads * n * n_keys
+
+
+def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: int = 1, n_keys: int | None = None) -> int:
+    """Bytes needed to store the ``n x n_keys`` score matrices of ``heads`` heads and ``batch`` sequences.
+
+    Examples
+    --------
+    >>> score_matrix_bytes(4096)
+    67108864
+    >>> score_matrix_bytes(4096, dtype="float16")
+    33554432
+    """
+    return score_matrix_entries(n, n_keys=n_keys, heads=heads, batch=batch) * bytes_per_entry(dtype)
+
+
+def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
+    """A byte count in the largest binary unit that keeps the number at least 1.
+
+    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB.
+
+    Examples
+    --------
+    >>> format_bytes(67108864), format_bytes(68719476736), format_bytes(512)
+    ('64.0 MiB', '64.0 GiB', '512.0 B')
+    >>> format_bytes(1536, decimals=2)
+    '1.50 KiB'
+    """
+    if isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, float)) and not hasattr(num_bytes, "__index__"):
+        raise ValueError(f"num_bytes must be a non-negative number; got {num_bytes!r}")
+    value = float(num_bytes)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative integer; got {decimals!r}")
+    unit = 0
+    while value >= 1024 and unit < len(_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    return f"{value:.{decimals}f} {_UNITS[unit]}"

@@ -1,0 +1,142 @@
+"""Attention as retrieval: one template, two ways of scoring.
+
+Bahdanau's attention and the Transformer's differ only in how they score a
+query against a key. Both then do the same two steps, which
+:func:`retrieve` implements once:
+
+* ``weights = softmax(scores)`` row by row (masked entries get weight 0);
+* ``output = weights @ values``, a weighted average of the stored values.
+
+:func:`bahdanau_retrieval` scores with the additive function
+(:func:`attnlib.additive_scores`) and retrieves the annotations themselves;
+:func:`transformer_retrieval` scores with scaled dot products of projections
+(:func:`attnlib.scaled_scores`) and retrieves projected values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_array, as_bool_matrix, as_matrix
+from .core import _project, additive_scores, scaled_scores, softmax
+
+__all__ = ["Retrieval", "retrieve", "bahdanau_retrieval", "transformer_retrieval"]
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The result of one retrieval.
+
+    Attributes
+    ----------
+    scores:
+        Compatibility scores ``(n_q, n_k)``, as given (before the mask).
+    weights:
+        Row-wise softmax of the (masked) scores; each row sums to 1.
+    values:
+        The stored values ``(n_k, d_v)`` that were averaged.
+    output:
+        ``weights @ values``, one retrieved vector per query, ``(n_q, d_v)``.
+    """
+
+    scores: np.ndarray
+    weights: np.ndarray
+    values: np.ndarray
+    output: np.ndarray
+
+
+def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
+    """Turn scores into weights with a softmax and average the values with them.
+
+    Parameters
+    ----------
+    scores:
+        ``(n_q, n_k)`` compatibility scores from any scoring function.
+    values:
+        ``(n_k, d_v)``: one stored value per key.
+    mask:
+        ``None``, a boolean ``(n_q, n_k)`` array (``True`` = may attend) or
+        an additive mask of 0 and ``-inf``. Forbidden entries get weight 0.
+
+    Examples
+    --------
+    >>> r = retrieve([[0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]])
+    >>> r.weights.tolist(), r.output.tolist()
+    ([[0.5, 0.5]], [[0.5, 0.5]])
+    >>> retrieve([[5.0, 0.0]], [[1.0], [3.0]], mask=[[False, True]]).output.tolist()
+    [[3.0]]
+    """
+    s = as_matrix("scores", scores)
+    v = as_array("values", values, 2)
+    if v.shape[0] != s.shape[1]:
+        raise ValueError(
+            f"scores has {s.shape[1]} columns (keys) but values has {v.shape[0]} rows "
+            f"(scores is {s.shape}, values is {v.shape}); every key needs one value"
+        )
+    logits = s
+    if mask is not None:
+        allowed = as_bool_matrix("mask", mask, s.shape)
+        empty = np.flatnonzero(~allowed.any(axis=1))
+        if empty.size:
+            raise ValueError(f"mask (shape {allowed.shape}) leaves query row {int(empty[0])} (0-based) with no key it may attend to")
+        logits = np.where(allowed, s, -np.inf)
+    weights = softmax(logits, axis=-1)
+    return Retrieval(scores=s, weights=weights, values=v, output=weights @ v)
+
+
+def bahdanau_retrieval(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any, mask: Any = None) -> Retrieval:
+    """Bahdanau's attention as a retrieval: additive scores, keys = values = ``H``.
+
+    Parameters
+    ----------
+    S:
+        Decoder states (the queries) as rows, ``(n_q, d_s)``.
+    H:
+        Encoder annotations as rows, ``(n_k, d_h)``; they are scored against
+        *and* retrieved.
+    W_a, U_a, v_a:
+        The alignment model's parameters, as in :func:`attnlib.additive_scores`.
+    mask:
+        As in :func:`retrieve`.
+
+    Returns
+    -------
+    The :class:`Retrieval`; its ``output`` rows are the context vectors
+    ``c_i = sum_j alpha_ij h_j``.
+
+    Examples
+    --------
+    >>> I = np.eye(2)
+    >>> r = bahdanau_retrieval([[1, 0]], [[1, 0], [0, 1]], I, I, [1, 1])
+    >>> r.weights.round(4).tolist()
+    [[0.3637, 0.6363]]
+    """
+    scores = additive_scores(S, H, W_a, U_a, v_a)
+    return retrieve(scores, H, mask=mask)
+
+
+def transformer_retrieval(
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True
+) -> Retrieval:
+    """Transformer attention as a retrieval: scaled dot products of projections.
+
+    ``Q = X_query W_Q``, ``K = X_memory W_K``, ``V = X_memory W_V``; the
+    scores are ``Q K^T / sqrt(d_k)`` (see :func:`attnlib.scaled_scores`) and
+    the values are ``V``. Pass the same matrix twice for self-attention.
+
+    Examples
+    --------
+    >>> from attnlib.core import running_example
+    >>> X, I = running_example(), np.eye(2)
+    >>> transformer_retrieval(X, X, I, I, I).weights.round(4)[0].tolist()
+    [0.4555, 0.2246, 0.3199]
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    q = _project("X_query", xq, W_Q, "W_Q")
+    k = _project("X_memory", xm, W_K, "W_K")
+    v = _project("X_memory", xm, W_V, "W_V")
+    return retrieve(scaled_scores(q, k, scale=scale), v, mask=mask)
