@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import compatibility, cost, exact, heads, paths, plots, positional, retrieval
+from . import compatibility, cost, exact, heads, paths, plots, positional, retrieval, scaling
 from .core import (
     TOKENS,
     AttentionResult,
@@ -30,6 +30,7 @@ __all__ = [
     "cost",
     "retrieval",
     "exact",
+    "scaling",
     "heads",
     "paths",
     "plots",
