@@ -43,7 +43,7 @@ def ensure_env(kind: str) -> None:
         run([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
     files = REQUIREMENTS[kind]
     digest = hashlib.sha256()
-    for name in ["pyproject.toml", "requirements.txt", *files]:
+    for name in ["pyproject.toml", "requirements.txt", "requirements-instructor.txt", *files]:
         digest.update((ROOT / name).read_bytes())
     stamp = VENV / f".installed-{kind}"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():

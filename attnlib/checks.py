@@ -1,0 +1,600 @@
+"""Self-checks for the exercises: run *your* function, compare it with attnlib's.
+
+Each ``check_*`` function calls the function you wrote on several cases
+(edge cases included: huge logits, ``-inf`` entries, a single token),
+compares the result with attnlib's own implementation and prints a short
+verdict. When a case fails it says which case, what kind of mistake it looks
+like and a hint, but never the expected numbers. If your function raises,
+returns the wrong shape or returns NaN, you get a plain message about that
+instead of a traceback from inside attnlib.
+
+Every check returns a :class:`CheckResult`, which is truthy exactly when all
+cases passed, so ``assert check_softmax(my_softmax)`` works in a test cell.
+
+Examples
+--------
+>>> def my_softmax(x):
+...     e = np.exp(np.asarray(x, dtype=float) - np.max(x, axis=-1, keepdims=True))
+...     return e / e.sum(axis=-1, keepdims=True)
+>>> result = check_softmax(my_softmax, verbose=False)
+>>> bool(result), result.n_passed == result.n_cases
+(True, True)
+>>> bool(check_softmax(lambda x: np.exp(x) / np.exp(x).sum(), verbose=False))
+False
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import compatibility, heads
+from .core import attention, causal_mask, running_example, scaled_scores, softmax
+from .positional import sinusoidal_encoding
+
+__all__ = [
+    "CheckResult",
+    "check_pairwise_dots",
+    "check_bilinear_scores",
+    "check_softmax",
+    "check_attention",
+    "check_scaled_scores",
+    "check_attention_head",
+    "check_split_heads",
+    "check_causal_mask",
+    "check_masked_weights",
+    "check_sinusoidal_encoding",
+]
+
+#: Absolute and relative tolerance used to compare with attnlib's result.
+ATOL = 1e-6
+RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one self-check.
+
+    Attributes
+    ----------
+    name:
+        What was checked (for example ``"softmax"``).
+    n_cases:
+        How many cases were tried.
+    n_passed:
+        How many of them your function got right.
+    messages:
+        One message per failed case: the case, what went wrong, a hint.
+    """
+
+    name: str
+    n_cases: int
+    n_passed: int
+    messages: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        """True when every case passed."""
+        return self.n_cases > 0 and self.n_passed == self.n_cases
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def report(self) -> str:
+        """The text that the check prints."""
+        if self.passed:
+            return f"PASS {self.name}: all {self.n_cases} checks passed."
+        lines = [f"FAIL {self.name}: {self.n_passed} of {self.n_cases} checks passed."]
+        lines += [f"  - {m}" for m in self.messages]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Case:
+    """One call of the student's function and attnlib's expected answer."""
+
+    label: str
+    args: tuple[Any, ...]
+    expected: np.ndarray
+    #: Wrong answers that typical mistakes produce, each with its hint.
+    mistakes: tuple[tuple[np.ndarray, str], ...] = ()
+    #: Hint used when the values are wrong but match no known mistake.
+    hint: str = ""
+    #: Expected dtype kind ("b" for boolean), or None for any numbers.
+    kind: str | None = None
+
+
+def _copy_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Fresh copies, so a function that modifies its input cannot spoil later cases."""
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _where_student_code_failed(exc: BaseException) -> str:
+    """The last line of the traceback that is not inside attnlib.checks (the student's line)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("checks.py")]
+    if not frames:
+        return ""
+    f = frames[-1]
+    line = f" ({f.line.strip()})" if f.line else ""
+    return f" at line {f.lineno}{line}"
+
+
+def _same(got: np.ndarray, wrong: np.ndarray) -> bool:
+    """Whether ``got`` equals the result of a known mistake (no warnings, no exceptions)."""
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.allclose(got.astype(np.float64), wrong.astype(np.float64), atol=ATOL, rtol=RTOL))
+    except (TypeError, ValueError):
+        return False
+
+
+def _judge(fn: Callable[..., Any], case: _Case) -> str | None:
+    """None if ``fn`` gets ``case`` right, else a message (never the expected values)."""
+    try:
+        # A naive formula may overflow; its NaN gets an explained message below instead of a warning here.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got_raw = fn(*_copy_args(case.args))
+    except NotImplementedError:
+        return f"{case.label}: your function raised NotImplementedError. Replace the `raise NotImplementedError()` line with your code."
+    except Exception as exc:  # the student's code may raise anything; report it plainly
+        return f"{case.label}: your function raised {type(exc).__name__}: {exc}{_where_student_code_failed(exc)}."
+    if got_raw is None:
+        return f"{case.label}: your function returned None. Did you forget the `return` statement?"
+    try:
+        got = np.asarray(got_raw)
+    except Exception as exc:
+        return f"{case.label}: the result could not be turned into an array ({type(exc).__name__}: {exc})."
+    want = case.expected
+    if got.shape != want.shape:
+        for wrong, hint in case.mistakes:
+            if wrong.shape == got.shape and _same(got, wrong):
+                return f"{case.label}: {hint}"
+        if got.shape == want.shape[::-1] and got.ndim == 2:
+            return f"{case.label}: the result has shape {got.shape}, the transpose of the expected shape. Check which side is transposed."
+        return f"{case.label}: the result has shape {got.shape} but should have shape {want.shape}. {case.hint}".rstrip()
+    if case.kind == "b":
+        if got.dtype != bool:
+            return (
+                f"{case.label}: the result has dtype {got.dtype}; return a boolean array (True = may attend, False = masked), "
+                "for example with `.astype(bool)`."
+            )
+        if np.array_equal(got, want):
+            return None
+        for wrong, hint in case.mistakes:
+            if np.array_equal(got, wrong):
+                return f"{case.label}: {hint}"
+        return f"{case.label}: some entries are wrong. {case.hint}".rstrip()
+    if not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
+        return f"{case.label}: the result holds {got.dtype} values, not numbers."
+    got = got.astype(np.float64)
+    if np.isnan(got).any():
+        first = tuple(int(i) for i in np.argwhere(np.isnan(got))[0])
+        return (
+            f"{case.label}: the result contains NaN (first at index {first}). NaN usually comes from inf - inf or 0 / 0, "
+            f"for example exp() of a huge number overflowing. {case.hint}"
+        ).rstrip()
+    if np.allclose(got, want, atol=ATOL, rtol=RTOL):
+        return None
+    for wrong, hint in case.mistakes:
+        if wrong.shape == got.shape and np.allclose(got, wrong, atol=ATOL, rtol=RTOL):
+            return f"{case.label}: {hint}"
+    return f"{case.label}: the shape is right but some values are wrong. {case.hint}".rstrip()
+
+
+def _run(name: str, fn: Any, cases: Sequence[_Case], verbose: bool) -> CheckResult:
+    if not callable(fn):
+        result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
+    else:
+        messages = [m for m in (_judge(fn, c) for c in cases) if m is not None]
+        result = CheckResult(name, len(cases), len(cases) - len(messages), tuple(messages))
+    if verbose:
+        print(result.report())
+    return result
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(2017)
+
+
+# --- chapter 1 and 2: scores as dot products ------------------------------------------------
+
+
+def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(X)``, which should return every pairwise dot product ``X X^T``.
+
+    Entry ``[i, j]`` is the dot product of token (row) ``i`` with token ``j``.
+
+    Examples
+    --------
+    >>> check_pairwise_dots(lambda X: X @ X.T, verbose=False).passed
+    True
+    >>> check_pairwise_dots(lambda X: X.T @ X, verbose=False).passed
+    False
+    """
+    rng = _rng()
+    cases = []
+    for label, X in (
+        ("the running example X", running_example()),
+        ("4 tokens with 3 features", rng.normal(size=(4, 3))),
+        ("a single token", np.array([[2.0, -1.0, 0.5]])),
+    ):
+        cases.append(
+            _Case(
+                label,
+                (X,),
+                X @ X.T,
+                mistakes=((X * X, "you multiplied entry by entry; a dot product multiplies and then sums."),),
+                hint="Tokens are the rows of X: entry [i, j] is row i dotted with row j.",
+            )
+        )
+    return _run("pairwise_dots", fn, cases, verbose)
+
+
+def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(X, W_Q, W_K)``, which should return the scores ``(X W_Q)(X W_K)^T``.
+
+    Examples
+    --------
+    >>> check_bilinear_scores(lambda X, WQ, WK: (X @ WQ) @ (X @ WK).T, verbose=False).passed
+    True
+    >>> check_bilinear_scores(lambda X, WQ, WK: (X @ WK) @ (X @ WQ).T, verbose=False).passed
+    False
+    """
+    rng = _rng()
+    cases = []
+    for label, X, WQ, WK in (
+        ("the running example with W_Q = W_K = I", running_example(), np.eye(2), np.eye(2)),
+        ("the running example with W_Q != W_K", running_example(), np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[0.5, 0.0], [1.0, -1.0]])),
+        ("5 tokens, d_model = 4, d_k = 3", rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))),
+        ("a single token", np.array([[1.0, -2.0]]), np.array([[1.0], [0.5]]), np.array([[2.0], [1.0]])),
+    ):
+        want = compatibility.bilinear_scores(X, compatibility.bilinear_matrix(WQ, WK))
+        cases.append(
+            _Case(
+                label,
+                (X, WQ, WK),
+                want,
+                mistakes=((want.T, "you returned the transpose: rows are queries (X W_Q), columns are keys (X W_K)."),),
+                hint="Project twice: Q = X W_Q and K = X W_K, then every query row meets every key row.",
+            )
+        )
+    return _run("bilinear_scores", fn, cases, verbose)
+
+
+# --- chapter 4 and 5: softmax, the formula, scaling -------------------------------------------
+
+
+def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(x)``: a softmax along the last axis (each row of a matrix on its own).
+
+    Cases: a vector, a matrix, huge and very negative logits (where the
+    plain formula overflows to NaN), a ``-inf`` entry (a masked key, whose
+    weight must be exactly 0) and a row with a single token.
+
+    Examples
+    --------
+    >>> check_softmax(lambda x: np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True), verbose=False).n_passed
+    4
+    """
+    S = scaled_scores(running_example(), running_example())
+    subtract_hint = "Subtract the largest entry of each row before exp(); the result is unchanged but exp() no longer overflows."
+    cases = []
+    for label, x in (
+        ("a vector [1, 0, 0.5]", np.array([1.0, 0.0, 0.5])),
+        ("a 3x3 matrix of scores (one softmax per row)", S),
+        ("huge logits [1000, 999, 0]", np.array([1000.0, 999.0, 0.0])),
+        ("very negative logits [[-1000, -1001], [-1200, -1202]]", np.array([[-1000.0, -1001.0], [-1200.0, -1202.0]])),
+        ("a row with a -inf entry (a masked key)", np.array([[0.0, 0.7071, -np.inf]])),
+        ("a single token [[2.5]]", np.array([[2.5]])),
+    ):
+        want = softmax(x)
+        mistakes = []
+        if x.ndim == 2 and x.shape[0] > 1:
+            e = np.exp(x - x.max())
+            mistakes.append((e / e.sum(axis=0, keepdims=True), "each column sums to 1, but each ROW should: normalize along axis=-1."))
+            mistakes.append((e / e.sum(), "the whole matrix sums to 1, but each row should: sum along axis=-1 with keepdims=True."))
+        mistakes.append(
+            (0.5 * (1 + np.tanh(x / 2)), "this is the logistic sigmoid of each entry; softmax divides by the sum over the row.")
+        )
+        hint = subtract_hint if np.abs(x[np.isfinite(x)]).max() > 100 else "exp() every entry, then divide by the row's sum."
+        if np.isneginf(x).any():
+            hint = "exp(-inf) is 0, so a -inf logit must get weight exactly 0. " + subtract_hint
+        cases.append(_Case(label, (x,), want, tuple(mistakes), hint))
+    return _run("softmax", fn, cases, verbose)
+
+
+def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(Q, K, V)``: the output ``softmax(Q K^T / sqrt(d_k)) V`` of scaled dot-product attention.
+
+    Examples
+    --------
+    >>> def my_attention(Q, K, V):
+    ...     return softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V
+    >>> check_attention(my_attention, verbose=False).passed
+    True
+    """
+    rng = _rng()
+    X = running_example()
+    cases = []
+    for label, Q, K, V in (
+        ("the running example (Q = K = V = X)", X, X, X),
+        ("2 queries, 4 keys, d_k = 3, d_v = 5", rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 5))),
+        ("large scores (entries of size 30)", 30 * rng.normal(size=(3, 4)), 30 * rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
+        ("a single key and value", rng.normal(size=(2, 3)), rng.normal(size=(1, 3)), np.array([[1.0, -1.0]])),
+    ):
+        r = attention(Q, K, V)
+        mistakes = [
+            (attention(Q, K, V, scale=False).output, "this is the output without the 1/sqrt(d_k) scaling."),
+            (attention(Q, K, V, scale=float(K.shape[1])).output, "you divided by d_k; divide by its square root."),
+        ]
+        cases.append(
+            _Case(
+                label,
+                (Q, K, V),
+                r.output,
+                tuple(m for m in mistakes if not np.allclose(m[0], r.output)),
+                "Scores Q K^T, divide by sqrt(d_k) (d_k = number of columns of K), softmax each row, then multiply by V. "
+                "Large scores need a stable softmax.",
+            )
+        )
+    return _run("attention", fn, cases, verbose)
+
+
+def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(Q, K)``: the scaled scores ``Q K^T / sqrt(d_k)``.
+
+    Examples
+    --------
+    >>> check_scaled_scores(lambda Q, K: Q @ K.T / np.sqrt(Q.shape[1]), verbose=False).passed
+    True
+    >>> check_scaled_scores(lambda Q, K: Q @ K.T, verbose=False).passed
+    False
+    """
+    rng = _rng()
+    X = running_example()
+    cases = []
+    for label, Q, K in (
+        ("the running example (Q = K = X)", X, X),
+        ("2 queries, 5 keys, d_k = 4", rng.normal(size=(2, 4)), rng.normal(size=(5, 4))),
+        ("6 queries, 3 keys, d_k = 9", rng.normal(size=(6, 9)), rng.normal(size=(3, 9))),
+        ("a single token, d_k = 3", np.array([[1.0, 2.0, -1.0]]), np.array([[0.5, 0.5, 2.0]])),
+    ):
+        raw = Q @ K.T
+        want = scaled_scores(Q, K)
+        mistakes = [
+            (raw, "these are the raw scores Q K^T: you still need to divide by sqrt(d_k)."),
+            (raw / Q.shape[1], "you divided by d_k; the standard deviation of the score is sqrt(d_k), so divide by that."),
+            (raw / np.sqrt(K.shape[0]), "you divided by the square root of the number of keys; d_k is the number of columns of Q and K."),
+            (
+                raw / np.sqrt(Q.shape[0]),
+                "you divided by the square root of the number of queries; d_k is the number of columns of Q and K.",
+            ),
+        ]
+        cases.append(
+            _Case(
+                label,
+                (Q, K),
+                want,
+                tuple(m for m in mistakes if not np.allclose(m[0], want)),
+                "Every query (row of Q) meets every key (row of K); then scale.",
+            )
+        )
+    return _run("scaled_scores", fn, cases, verbose)
+
+
+# --- chapter 6 and 8: one head, many heads ----------------------------------------------------
+
+
+def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(X, W_Q, W_K, W_V)``: the output of one self-attention head.
+
+    It should project ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and return
+    ``softmax(Q K^T / sqrt(d_k)) V``, shape ``(n, d_v)``.
+
+    Examples
+    --------
+    >>> from attnlib.core import self_attention
+    >>> check_attention_head(lambda X, a, b, c: self_attention(X, a, b, c).output, verbose=False).passed
+    True
+    """
+    rng = _rng()
+    X = running_example()
+    I2 = np.eye(2)
+    cases = []
+    for label, Xc, WQ, WK, WV in (
+        ("the running example with identity projections", X, I2, I2, I2),
+        ("the running example with W_V = [[1, 0], [1, 1]]", X, I2, I2, np.array([[1.0, 0.0], [1.0, 1.0]])),
+        (
+            "5 tokens, d_model = 4, d_k = 3, d_v = 2",
+            rng.normal(size=(5, 4)),
+            rng.normal(size=(4, 3)),
+            rng.normal(size=(4, 3)),
+            rng.normal(size=(4, 2)),
+        ),
+        ("a single token", np.array([[0.3, -0.7]]), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 3))),
+    ):
+        Q, K, V = Xc @ WQ, Xc @ WK, Xc @ WV
+        want = attention(Q, K, V).output
+        mistakes = [
+            (attention(Q, K, V, scale=False).output, "this is the output without the 1/sqrt(d_k) scaling."),
+            (attention(Q, K, V).weights, "this looks like the attention weights; multiply them by V to get the output."),
+            (attention(Xc, Xc, Xc).output, "this is attention on X itself; project X with W_Q, W_K and W_V first."),
+            (attention(Q, K, Xc).output, "the weights are right but you mixed rows of X; mix the values V = X W_V."),
+        ]
+        cases.append(
+            _Case(
+                label,
+                (Xc, WQ, WK, WV),
+                want,
+                tuple(m for m in mistakes if m[0].shape != want.shape or not np.allclose(m[0], want)),
+                "Project, score, scale by sqrt(d_k), softmax each row, multiply by V.",
+            )
+        )
+    return _run("attention_head", fn, cases, verbose)
+
+
+def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(M, n_heads)``: the columns of ``M`` cut into ``n_heads`` consecutive blocks.
+
+    The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``r``
+    is ``M[:, r*d_head:(r+1)*d_head]``.
+
+    Examples
+    --------
+    >>> check_split_heads(lambda M, h: np.stack(np.split(M, h, axis=1)), verbose=False).passed
+    True
+    """
+    rng = _rng()
+    cases = []
+    for label, M, h in (
+        ("a 2x4 matrix into 2 heads", np.arange(8.0).reshape(2, 4), 2),
+        ("a 3x6 matrix into 3 heads", rng.normal(size=(3, 6)), 3),
+        ("an 8x8 weight matrix into 4 heads", rng.normal(size=(8, 8)), 4),
+        ("one head (nothing to split)", rng.normal(size=(3, 4)), 1),
+    ):
+        want = heads.split_heads(M, h)
+        d = M.shape[1] // h
+        interleaved = np.stack([M[:, r::h] for r in range(h)])
+        rows = np.stack(np.split(M, h, axis=0)) if M.shape[0] % h == 0 else None
+        mistakes = [(interleaved, "you took every h-th column; each head owns a block of d_head CONSECUTIVE columns.")]
+        if rows is not None:
+            mistakes.append((rows, "you split the rows (tokens); split the columns (features) instead."))
+        mistakes.append(
+            (M.reshape(h, M.shape[0], d), "a plain reshape mixes rows and columns; take column blocks M[:, r*d_head:(r+1)*d_head].")
+        )
+        cases.append(
+            _Case(
+                label,
+                (M, h),
+                want,
+                tuple(m for m in mistakes if m[0].shape != want.shape or not np.allclose(m[0], want)),
+                "The result is (n_heads, rows, d_head): stack the column blocks.",
+            )
+        )
+    return _run("split_heads", fn, cases, verbose)
+
+
+# --- chapter 9: masks -------------------------------------------------------------------------
+
+
+def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(n)``: a boolean ``(n, n)`` causal mask, True where query ``i`` may attend to key ``j <= i``.
+
+    Examples
+    --------
+    >>> check_causal_mask(lambda n: np.tril(np.ones((n, n), dtype=bool)), verbose=False).passed
+    True
+    >>> check_causal_mask(lambda n: np.triu(np.ones((n, n), dtype=bool)), verbose=False).passed
+    False
+    """
+    cases = []
+    for n in (3, 1, 6):
+        want = causal_mask(n)
+        label = "n = 1 (a single token)" if n == 1 else f"n = {n}"
+        mistakes = (
+            (want.T, "this is the transpose: row i is the query and may see keys j <= i, the lower triangle."),
+            (np.tril(want, -1), "the diagonal is False, but a token may attend to itself."),
+            (~want, "True and False are swapped: True means 'may attend'."),
+        )
+        cases.append(
+            _Case(
+                label,
+                (n,),
+                want,
+                tuple(m for m in mistakes if not np.array_equal(m[0], want)),
+                "Row i is query i; it may see keys 0..i.",
+                "b",
+            )
+        )
+    return _run("causal_mask", fn, cases, verbose)
+
+
+def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(scores, allowed)``: attention weights where forbidden keys get exactly 0.
+
+    ``allowed`` is boolean (True = may attend); each row of the result sums
+    to 1 over its allowed keys.
+
+    Examples
+    --------
+    >>> def my_masked(S, allowed):
+    ...     return softmax(np.where(allowed, S, -np.inf))
+    >>> check_masked_weights(my_masked, verbose=False).passed
+    True
+    """
+    rng = _rng()
+    S = scaled_scores(running_example(), running_example())
+    cases = []
+    for label, scores, allowed in (
+        ("the running example with a causal mask", S, causal_mask(3)),
+        ("2 queries, 4 keys, a padding mask", rng.normal(size=(2, 4)), np.array([[True, True, False, True], [True, False, False, True]])),
+        ("huge scores", 500 * rng.normal(size=(3, 3)), causal_mask(3)),
+        ("a single token", np.array([[1.5]]), np.array([[True]])),
+    ):
+        want = softmax(np.where(allowed, scores, -np.inf))
+        after = softmax(scores) * allowed
+        mistakes = (
+            (after, "you masked after the softmax, so the rows no longer sum to 1; mask the scores (with -inf) before it."),
+            (softmax(scores), "nothing is masked: forbidden keys must get weight exactly 0."),
+        )
+        cases.append(
+            _Case(
+                label,
+                (scores, allowed),
+                want,
+                tuple(m for m in mistakes if not np.allclose(m[0], want)),
+                "Replace forbidden scores by -inf, then take a stable softmax of each row.",
+            )
+        )
+    return _run("masked_weights", fn, cases, verbose)
+
+
+# --- chapter 11: positions --------------------------------------------------------------------
+
+
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
+
+    ``PE[t, 2i] = sin(t / 10000^(2i/d_model))``, ``PE[t, 2i+1] = cos(...)`` with
+    positions ``t = 0 .. n_positions-1``.
+
+    Examples
+    --------
+    >>> check_sinusoidal_encoding(sinusoidal_encoding, verbose=False).passed
+    True
+    """
+    cases = []
+    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16)):
+        want = sinusoidal_encoding(n, d)
+        t = np.arange(n)[:, None]
+        i = np.arange(d // 2)[None, :]
+        swapped = np.empty_like(want)
+        swapped[:, 0::2], swapped[:, 1::2] = want[:, 1::2], want[:, 0::2]
+        wrong_exp = np.empty_like(want)
+        wrong_exp[:, 0::2] = np.sin(t / 10000 ** (i / d))
+        wrong_exp[:, 1::2] = np.cos(t / 10000 ** (i / d))
+        shifted = sinusoidal_encoding(n + 1, d)[1:]
+        halves = np.concatenate([want[:, 0::2], want[:, 1::2]], axis=1)
+        mistakes = (
+            (swapped, "sine and cosine are swapped: even columns (0, 2, ...) hold the sine."),
+            (wrong_exp, "the exponent should be 2i/d_model, where i counts sine/cosine PAIRS."),
+            (shifted, "positions start at t = 0, not 1."),
+            (halves, "all sines then all cosines: interleave them (sine in column 2i, cosine in column 2i+1)."),
+        )
+        label = "a single position" if n == 1 else f"{n} positions, d_model = {d}"
+        cases.append(
+            _Case(
+                label,
+                (n, d),
+                want,
+                tuple(m for m in mistakes if not np.allclose(m[0], want)),
+                "Column pair i uses the frequency 1/10000^(2i/d_model).",
+            )
+        )
+    return _run("sinusoidal_encoding", fn, cases, verbose)
