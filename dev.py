@@ -23,7 +23,8 @@ VENV = Path(os.environ.get("ATTN_VENV", ROOT / ".venv"))
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
-REQUIREMENTS = {"book": ["requirements.txt"], "test": ["requirements-dev.txt"]}
+# requirements-docs.txt (the JupyterLite site's build tools) is included by requirements-dev.txt too
+REQUIREMENTS = {"book": ["requirements.txt", "requirements-docs.txt"], "test": ["requirements-dev.txt"]}
 BUILD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
 
@@ -43,7 +44,7 @@ def ensure_env(kind: str) -> None:
         run([PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
     files = REQUIREMENTS[kind]
     digest = hashlib.sha256()
-    for name in ["pyproject.toml", "requirements.txt", "requirements-instructor.txt", *files]:
+    for name in ["pyproject.toml", "requirements.txt", "requirements-instructor.txt", "requirements-docs.txt", *files]:
         digest.update((ROOT / name).read_bytes())
     stamp = VENV / f".installed-{kind}"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():

@@ -1,0 +1,175 @@
+"""Run the book's notebooks in the browser: a JupyterLite site with attnlib inside.
+
+``jupyterlite_sphinx`` (listed in ``_config.yml``) builds a JupyterLite site
+into ``<html>/lite/`` after the book is written, holding the ``chapters/``
+folder. This extension adds what the book needs on top:
+
+* **attnlib as a wheel.** At the start of the build, ``pip wheel`` builds
+  ``attnlib`` from a copy of the repository's ``pyproject.toml``,
+  ``README.md`` and ``attnlib/`` (a copy, so no ``build/`` folder appears in
+  the work tree) into ``<build>/jupyterlite/wheels/``. Nothing built is
+  committed.
+* **Registered, so ``import attnlib`` works without ``%pip``.** The
+  committed ``lite/jupyter-lite.json`` and ``lite/jupyter_lite_config.json``
+  are copied into ``<build>/jupyterlite/`` (the JupyterLite "lite dir"), and:
+
+  - the wheel is given to piplite (``PipliteAddon.piplite_urls``), so the
+    site serves it at ``lite/pypi/`` with an ``all.json`` index that
+    ``pipliteUrls`` points to (``%pip install attnlib`` also works offline);
+  - its address is appended to the Pyodide kernel's
+    ``loadPyodideOptions.packages``, next to ``numpy``, ``matplotlib`` and
+    ``sympy``: ``loadPyodide`` installs all of them before the kernel starts.
+    Pyodide fetches a wheel address relative to the kernel's worker script,
+    which lives in ``lite/extensions/@jupyterlite/pyodide-kernel-extension/static/``,
+    hence the ``../../../../pypi/`` prefix (:data:`WHEEL_FROM_WORKER`).
+
+  ``ipywidgets`` (which ``attnlib.widgets`` imports) is not part of the
+  Pyodide distribution, so its pure-Python wheel, at the version installed
+  here, is fetched from PyPI once (``pip download``, kept in
+  ``<build>/jupyterlite/wheels/``) and registered the same way. Its other
+  needs (``comm``, ``ipython``, ``traitlets``) are installed by the kernel
+  itself at start-up.
+
+  jupyterlite-pyodide-kernel 0.8 has no other way to pre-install a local
+  wheel without a full custom Pyodide lock file (its ``PyodideLockAddon``
+  downloads the Pyodide lock and solves it with ``uv`` at build time).
+* **A "JupyterLite" launch button on every chapter page,** in the theme's
+  launch menu next to Binder, opening that chapter's notebook in JupyterLab
+  inside the lite site (a link relative to the page, so the book works from
+  any folder or host).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "lite"
+LITE_OUT = "lite"  # jupyterlite_sphinx writes the site to <html>/lite
+LAB = f"{LITE_OUT}/lab/index.html"
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+#: from the kernel worker's folder to the lite site's root
+WHEEL_FROM_WORKER = "../../../../pypi/"
+#: the chapter notebooks' folder, the same inside the lite site as in the repository
+CHAPTER_DIR = "chapters"
+#: pure-Python wheels from PyPI that the notebooks need in the browser besides the Pyodide distribution
+EXTRA_WHEELS = ("ipywidgets",)
+
+
+def build_wheel(dest: Path) -> Path:
+    """Build attnlib's wheel from a copy of the package sources into ``dest``; return its path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("attnlib-*.whl"):
+        old.unlink()
+    with tempfile.TemporaryDirectory(prefix="attnlib-wheel-") as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, src / name)
+        shutil.copytree(ROOT / "attnlib", src / "attnlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(dest), str(src)],
+            capture_output=True,
+            text=True,
+        )
+    wheels = sorted(dest.glob("attnlib-*-py3-none-any.whl"))
+    if proc.returncode != 0 or len(wheels) != 1:
+        raise RuntimeError(f"jupyterlite_book: building attnlib's wheel failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return wheels[0]
+
+
+def fetch_wheels(names: tuple[str, ...], dest: Path) -> list[Path]:
+    """Download (once) the pure-Python wheels of ``names`` at the versions installed here into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    wheels = []
+    for name in names:
+        version = importlib.metadata.version(name)
+        found = sorted(dest.glob(f"{name}-{version}-*none-any.whl"))
+        if not found:
+            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet"]
+            proc = subprocess.run([*command, "--dest", str(dest), f"{name}=={version}"], capture_output=True, text=True)
+            found = sorted(dest.glob(f"{name}-{version}-*none-any.whl"))
+            if proc.returncode != 0 or len(found) != 1:
+                raise RuntimeError(f"jupyterlite_book: downloading the {name} {version} wheel from PyPI failed:\n{proc.stderr}")
+        wheels.append(found[0])
+    return wheels
+
+
+def write_lite_dir(lite_dir: Path, wheels: list[Path]) -> None:
+    """Copy the committed lite/ configuration into ``lite_dir`` and register ``wheels`` in it."""
+    if lite_dir.exists():
+        for name in ("jupyter-lite.json", "jupyter_lite_config.json"):
+            (lite_dir / name).unlink(missing_ok=True)
+    lite_dir.mkdir(parents=True, exist_ok=True)
+
+    site = json.loads((TEMPLATE / "jupyter-lite.json").read_text())
+    kernel = site.setdefault("jupyter-config-data", {}).setdefault("litePluginSettings", {}).setdefault(KERNEL_PLUGIN, {})
+    packages = kernel.setdefault("loadPyodideOptions", {}).setdefault("packages", [])
+    packages.extend(WHEEL_FROM_WORKER + wheel.name for wheel in wheels)
+    (lite_dir / "jupyter-lite.json").write_text(json.dumps(site, indent=2) + "\n")
+
+    build = json.loads((TEMPLATE / "jupyter_lite_config.json").read_text())
+    build.setdefault("PipliteAddon", {})["piplite_urls"] = [str(wheel) for wheel in wheels]
+    (lite_dir / "jupyter_lite_config.json").write_text(json.dumps(build, indent=2) + "\n")
+
+
+def _configure(app: Sphinx, config: Config) -> None:
+    start = time.perf_counter()
+    work = Path(app.outdir).parent / "jupyterlite"
+    wheels = [build_wheel(work / "attnlib-wheel"), *fetch_wheels(EXTRA_WHEELS, work / "wheels")]
+    lite_dir = work / "lite-dir"
+    write_lite_dir(lite_dir, wheels)
+    config.jupyterlite_dir = str(lite_dir)
+    names = ", ".join(wheel.name for wheel in wheels)
+    logger.info(f"jupyterlite_book: wheels {names} and the lite configuration ready in {time.perf_counter() - start:.1f} s")
+
+
+def lite_notebook_path(app: Sphinx, pagename: str) -> str | None:
+    """The notebook's path inside the lite site for a chapter page, or None for other pages."""
+    source = Path(app.env.doc2path(pagename))
+    if source.suffix != ".ipynb" or not pagename.startswith(CHAPTER_DIR + "/"):
+        return None
+    return f"{pagename}.ipynb"
+
+
+def _launch_button(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    notebook = lite_notebook_path(app, pagename)
+    if notebook is None:
+        return
+    url = f"{context['pathto'](LAB, 1)}?path={notebook}"
+    button = {
+        "type": "link",
+        "text": "JupyterLite",
+        "tooltip": "Run this chapter in your browser (JupyterLite, no install)",
+        "icon": "_static/images/logo_jupyterlite.svg",
+        "url": url,
+        "label": "launch-jupyterlite-button",
+    }
+    buttons = context.setdefault("header_buttons", [])
+    for group in buttons:
+        if group.get("label") == "launch-buttons":
+            group["buttons"].append(button)
+            return
+    buttons.append(
+        {"type": "group", "tooltip": "Launch interactive content", "icon": "fas fa-rocket", "buttons": [button], "label": "launch-buttons"}
+    )
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _configure)
+    # after sphinx-book-theme's add_launch_buttons (priority 501), before the buttons are rendered
+    app.connect("html-page-context", _launch_button, priority=502)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
