@@ -19,13 +19,16 @@ from matplotlib.figure import Figure
 
 from ._validate import as_array
 
-__all__ = ["CMAP", "OKABE_ITO", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
 CMAP = "cividis"
 
 #: The Okabe-Ito palette, safe for the common colour-vision deficiencies.
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+
+#: Okabe-Ito without its yellow, which is too faint for thin lines on white.
+LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
 
 def format_value(value: float, decimals: int = 4) -> str:
@@ -165,11 +168,11 @@ def token_vectors(
     for k, (name, vec) in enumerate([(n, v) for n, v in (extra or {}).items()]):
         v = as_array(f"extra[{name!r}]", vec, 1)
         points.append(v[None, :])
-        colour = OKABE_ITO[(x.shape[0] + k) % len(OKABE_ITO)]
+        colour = LINE_COLOURS[(x.shape[0] + k) % len(LINE_COLOURS)]
         ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2, linestyle="--"))
         ax.text(v[0], v[1], f" {name}", color="black", fontsize=11, va="bottom")
     for i, (row, name) in enumerate(zip(x, labels)):
-        colour = OKABE_ITO[i % len(OKABE_ITO)]
+        colour = LINE_COLOURS[i % len(LINE_COLOURS)]
         ax.annotate("", xy=row, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2.5))
         ax.text(row[0], row[1], f" {name}", color="black", fontsize=11, va="bottom")
     allpts = np.vstack(points + [np.zeros((1, 2))])
