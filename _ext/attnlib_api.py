@@ -11,16 +11,24 @@ page cannot break on a missing import.
 Names that the package re-exports (``attnlib.softmax`` is
 ``attnlib.core.softmax``) are documented once, in their own module; a
 cross-reference to the short name is resolved to that entry.
+
+napoleon reads the first line of a property's docstring as ``type: text``;
+a sentence such as "What the scores are divided by: ``sqrt(d_k)``" would
+turn its first words into a (broken) type reference. Such a line is kept as
+plain text.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 
 from sphinx.application import Sphinx
 
 MARKER = "<!-- attnlib-modules -->"
+# prose (words separated by spaces) before the first colon: not a type
+_PROSE_BEFORE_COLON = re.compile(r"^\s*[A-Za-z][^:`]*\s[^:`]*:(\s|$)")
 DOCNAME = "api"
 
 
@@ -61,7 +69,15 @@ def _resolve_reexport(app: Sphinx, env, node, contnode):
     return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], f"{module}.{qualname}", node, contnode)
 
 
+def _keep_property_sentence(app: Sphinx, what: str, name: str, obj, options, lines: list[str]) -> None:
+    # runs before napoleon (priority 500): napoleon splits only the first line, so put an
+    # empty reST comment there and keep the sentence as an ordinary paragraph after it
+    if what == "property" and lines and _PROSE_BEFORE_COLON.match(lines[0]):
+        lines[:0] = ["..", ""]
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("autodoc-process-docstring", _keep_property_sentence, priority=400)
     app.connect("source-read", _fill)
     app.connect("missing-reference", _resolve_reexport)
     app.connect("env-get-outdated", _always_reread)
