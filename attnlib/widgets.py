@@ -71,6 +71,7 @@ __all__ = [
     "positional_explorer",
     "matrix_html",
     "SNAPSHOT_NOTE",
+    "CSS",
     "MAX_TOKENS",
 ]
 
@@ -90,9 +91,25 @@ SNAPSHOT_NOTE = (
 _CHANGED = "#D55E00"  # Okabe-Ito vermillion, far from every cividis colour
 _MASKED_BG = "#dddddd"
 _SR_ONLY = "position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0,0,0,0);white-space:nowrap;border:0"
-_TABLE_STYLE = "border-collapse:collapse;margin:0 14px 10px 0;font-family:monospace;font-size:13px"
-_CELL_STYLE = "padding:3px 7px;text-align:right;border:1px solid #ffffff;min-width:4.2em"
-_HEAD_STYLE = "padding:3px 6px;font-weight:bold;text-align:center;font-family:sans-serif"
+
+#: The shared look of every view; each cell's colours stay inline. Shown once per widget and snapshot.
+CSS = (
+    "<style>"
+    ".attnlib-view{border-collapse:collapse;margin:0 14px 10px 0;font-family:monospace;font-size:13px}"
+    ".attnlib-view caption{caption-side:top;text-align:left;font-family:sans-serif;font-weight:bold;padding:2px 0}"
+    ".attnlib-view th{padding:3px 6px;font-weight:bold;text-align:center;font-family:sans-serif;background:none}"
+    ".attnlib-view td{padding:3px 7px;text-align:right;border:1px solid #fff;min-width:4.2em}"
+    f".attnlib-view td.attnlib-changed{{outline:3px solid {_CHANGED};outline-offset:-3px}}"
+    f".attnlib-view td.attnlib-masked{{background:{_MASKED_BG};color:#000}}"
+    ".attnlib-view td.attnlib-rowsum{background:#fff;color:#000}"
+    f".attnlib-view td.attnlib-message{{padding:3px 8px;border:2px dashed {_CHANGED};font-family:sans-serif;font-size:12px;"
+    "background:#fff7f0;color:#000;text-align:left}"
+    f".attnlib-view tr.attnlib-highlight{{outline:2px solid {OKABE_ITO[4]}}}"
+    ".attnlib-view tr.attnlib-highlight td{font-weight:bold}"
+    ".attnlib-arrow{font-size:9px;margin-right:2px}"
+    f".attnlib-sr{{{_SR_ONLY}}}"
+    "</style>"
+)
 
 _LUT: tuple[list[str], list[str]] | None = None
 
@@ -106,8 +123,6 @@ def _lut() -> tuple[list[str], list[str]]:
     return _LUT
 
 
-_MASKED_CELL = f"{_CELL_STYLE};background:{_MASKED_BG};color:#000000"
-_CHANGED_OUTLINE = f";outline:3px solid {_CHANGED};outline-offset:-3px"
 _NEG_INF_TEXT = "\u2212\u221e"
 
 
@@ -153,19 +168,18 @@ def _table(
     scaled = np.clip(np.rint(255 * (np.where(finite, M, lo) - lo) / span_), 0, 255) if span_ > 0 else np.full(M.shape, 128.0)
     idx = np.where(finite, scaled, -1).astype(int).tolist()
     values = M.tolist()
-    head = "".join(f'<th scope="col" style="{_HEAD_STYLE}">{_esc(c)}</th>' for c in col_labels)
+    head = "".join(f'<th scope="col">{_esc(c)}</th>' for c in col_labels)
     if row_sums:
-        head += f'<th scope="col" style="{_HEAD_STYLE}" title="sum of the row">row sum</th>'
+        head += '<th scope="col" title="sum of the row">row sum</th>'
     rows = []
     for i in range(n_rows):
-        label = f'<th scope="row" style="{_HEAD_STYLE}">{_esc(row_labels[i])}</th>'
+        label = f'<th scope="row">{_esc(row_labels[i])}</th>'
         if i in row_messages:
             formatted.append(None)
             span = n_cols + (1 if row_sums else 0)
             rows.append(
-                f'<tr data-i="{i}">{label}<td colspan="{span}" class="attnlib-message" data-i="{i}" role="note" '
-                f'style="padding:3px 8px;border:2px dashed {_CHANGED};font-family:sans-serif;font-size:12px;'
-                f'background:#fff7f0;color:#000">{_esc(row_messages[i])}</td></tr>'
+                f'<tr data-i="{i}">{label}<td colspan="{span}" class="attnlib-message" data-i="{i}" role="note">'
+                f"{_esc(row_messages[i])}</td></tr>"
             )
             continue
         prev_row = previous[i] if previous is not None and i < len(previous) else None
@@ -173,34 +187,30 @@ def _table(
         cells = []
         for j, text in enumerate(texts):
             k = idx[i][j]
-            style = f"{_CELL_STYLE};background:{hexes[k]};color:{fgs[k]}" if k >= 0 else _MASKED_CELL
+            attrs = f' style="background:{hexes[k]};color:{fgs[k]}"' if k >= 0 else ""
+            classes = "" if k >= 0 else "attnlib-masked"
             mark = ""
             old = prev_row[j] if prev_row is not None and j < len(prev_row) else None
             if old is not None and old != text:
                 changed += 1
-                style += _CHANGED_OUTLINE
+                classes += " attnlib-changed"
                 arrow = "\u25b2" if _as_float(text) > _as_float(old) else "\u25bc"
                 mark = (
-                    f'<span aria-hidden="true" style="font-size:9px;margin-right:2px">{arrow}</span>'
-                    f'<span style="{_SR_ONLY}">changed from {old}, now </span>'
+                    f'<span aria-hidden="true" class="attnlib-arrow">{arrow}</span><span class="attnlib-sr">changed from {old}, now </span>'
                 )
-            if highlight_row == i:
-                style += ";font-weight:bold"
-            cells.append(f'<td data-i="{i}" data-j="{j}" style="{style}">{mark}{text}</td>')
+            if classes:
+                attrs += f' class="{classes.strip()}"'
+            cells.append(f'<td data-i="{i}" data-j="{j}"{attrs}>{mark}{text}</td>')
         if row_sums:
             total = float(M[i].sum())
-            cells.append(
-                f'<td class="attnlib-rowsum" data-i="{i}" style="{_CELL_STYLE};background:#ffffff;color:#000">{format_value(total)}</td>'
-            )
+            cells.append(f'<td class="attnlib-rowsum" data-i="{i}" >{_fmt(total)}</td>')
         formatted.append(texts)
-        row_style = f' style="outline:2px solid {OKABE_ITO[4]}"' if highlight_row == i else ""
+        row_style = ' class="attnlib-highlight"' if highlight_row == i else ""
         rows.append(f'<tr data-i="{i}"{row_style}>{label}{"".join(cells)}</tr>')
-    caption = (
-        f'<caption style="caption-side:top;text-align:left;font-family:sans-serif;font-weight:bold;padding:2px 0">{_esc(title)}</caption>'
-    )
+    caption = f"<caption>{_esc(title)}</caption>"
     out = (
-        f'<table class="attnlib-view" data-view="{_esc(name)}" style="{_TABLE_STYLE}">{caption}'
-        f'<thead><tr><th style="{_HEAD_STYLE}"></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f'<table class="attnlib-view" data-view="{_esc(name)}">{caption}'
+        f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     return out, formatted, changed
 
@@ -243,7 +253,7 @@ def matrix_html(
     cols = list(col_labels) if col_labels is not None else [str(j + 1) for j in range(m.shape[1])]
     if len(rows) != m.shape[0] or len(cols) != m.shape[1]:
         raise ValueError(f"labels ({len(rows)} rows, {len(cols)} columns) do not fit the matrix of shape {m.shape}")
-    return _table(m, rows, cols, name=name, title=title, row_sums=row_sums)[0]
+    return CSS + _table(m, rows, cols, name=name, title=title, row_sums=row_sums)[0]
 
 
 def _matrix_text(M: np.ndarray, labels: Sequence[str], *, messages: dict[int, str] | None = None) -> str:
@@ -283,7 +293,7 @@ class _Live:
             f'<p class="attnlib-snapshot-note" style="font-family:sans-serif;font-size:13px;font-style:italic;'
             f'border-left:4px solid {OKABE_ITO[4]};padding:4px 8px;margin:4px 0 8px 0">'
             f"<strong>{_esc(self.title)}.</strong> {_esc(SNAPSHOT_NOTE)}</p>"
-            f"{self.snapshot_html()}</div>"
+            f"{CSS}{self.snapshot_html()}</div>"
         )
         return data
 
@@ -799,7 +809,7 @@ class AttentionExplorer(_Live):
             visible += " " + (self.message or "")
         return (
             f'<div role="status" aria-live="polite" class="attnlib-status" style="font-family:sans-serif;font-size:12px;margin:2px 0 6px">'
-            f'<span aria-hidden="true">{_esc(visible)}</span><span style="{_SR_ONLY}">{_esc(text)}</span></div>'
+            f'<span aria-hidden="true">{_esc(visible)}</span><span class="attnlib-sr">{_esc(text)}</span></div>'
         )
 
     def _plane_svg(self, output: np.ndarray, messages: dict[int, str]) -> str:
@@ -853,7 +863,7 @@ class AttentionExplorer(_Live):
         return widgets.VBox([self.mask_mode, widgets.HBox([grid, help_text])])
 
     def _layout(self) -> widgets.Widget:
-        parts: list[widgets.Widget] = [widgets.HTML(f"<h4 style='margin:4px 0'>{_esc(self.title)}</h4>")]
+        parts: list[widgets.Widget] = [widgets.HTML(f"{CSS}<h4 style='margin:4px 0'>{_esc(self.title)}</h4>")]
         groups = [self._matrix_group(n) for n in _W_NAMES if n in self.controls]
         if groups:
             parts.append(widgets.HBox(groups, layout=widgets.Layout(flex_flow="row wrap")))
@@ -981,7 +991,7 @@ class _SimpleExplorer(_Live):
             c.observe(lambda _change: self._renderer.request(), "value")
         self._renderer.dirty = True
         self._renderer.flush()
-        self.widget = widgets.VBox([widgets.HTML(f"<h4 style='margin:4px 0'>{_esc(title)}</h4>"), *controls, self.view])
+        self.widget = widgets.VBox([widgets.HTML(f"{CSS}<h4 style='margin:4px 0'>{_esc(title)}</h4>"), *controls, self.view])
 
     def _render(self) -> None:
         html_text, self._text = self._build()
@@ -1015,6 +1025,7 @@ class ScalingExplorer(_SimpleExplorer):
 
     def __init__(self, seed: int = 0, coalesce: bool = True) -> None:
         self.seed = seed
+        self._spread: dict[int, tuple[float, float]] = {}
         options = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
         self.d_k_control = widgets.SelectionSlider(
             options=options, value=2, description="d_k", continuous_update=True, layout=widgets.Layout(width="420px")
@@ -1037,10 +1048,12 @@ class ScalingExplorer(_SimpleExplorer):
 
     def spread(self) -> tuple[float, float]:
         """Standard deviation of ``N_SAMPLES**2`` scores ``q·k`` of seeded random vectors: unscaled, and divided by sqrt(d_k)."""
-        rng = np.random.default_rng([self.seed, self.d_k, 1])
-        q = rng.standard_normal((self.N_SAMPLES, self.d_k))
-        k = rng.standard_normal((self.N_SAMPLES, self.d_k))
-        return float(scaled_scores(q, k, scale=False).std()), float(scaled_scores(q, k, scale=True).std())
+        if self.d_k not in self._spread:  # deterministic for a d_k, so each is drawn once
+            rng = np.random.default_rng([self.seed, self.d_k, 1])
+            q = rng.standard_normal((self.N_SAMPLES, self.d_k))
+            k = rng.standard_normal((self.N_SAMPLES, self.d_k))
+            self._spread[self.d_k] = (float(scaled_scores(q, k, scale=False).std()), float(scaled_scores(q, k, scale=True).std()))
+        return self._spread[self.d_k]
 
     def _build(self) -> tuple[str, str]:
         q, k = self.sample()

@@ -91,7 +91,7 @@ def fmt(M) -> list[list[str]]:
 
 
 def outlined(ex, view: str) -> int:
-    return ex.views[view].value.count("outline:3px solid")
+    return ex.views[view].value.count("attnlib-changed")
 
 
 def assert_clean(text: str) -> None:
