@@ -168,8 +168,24 @@ def _launch_button(app: Sphinx, pagename: str, templatename: str, context: dict,
     )
 
 
+_LITE_CLOCK: dict[str, float] = {}
+
+
+def _lite_started(app: Sphinx, exception: Exception | None) -> None:
+    _LITE_CLOCK["start"] = time.perf_counter()
+
+
+def _lite_finished(app: Sphinx, exception: Exception | None) -> None:
+    if exception is None and "start" in _LITE_CLOCK:
+        seconds = time.perf_counter() - _LITE_CLOCK.pop("start")
+        logger.info(f"jupyterlite_book: the JupyterLite site took {seconds:.1f} s to build")
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _configure)
+    # jupyterlite_sphinx builds the site in build-finished at the default priority (500): time it
+    app.connect("build-finished", _lite_started, priority=499)
+    app.connect("build-finished", _lite_finished, priority=501)
     # after sphinx-book-theme's add_launch_buttons (priority 501), before the buttons are rendered
     app.connect("html-page-context", _launch_button, priority=502)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

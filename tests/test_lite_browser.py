@@ -1,0 +1,159 @@
+"""The JupyterLite site in a real browser: a chapter opens and its Pyodide kernel runs code.
+
+Headless Debian ``/usr/bin/chromium`` (never ``playwright install``), driven by
+the ``playwright`` package, over a copy of the built lite site served on
+127.0.0.1; every request to another host is aborted and recorded.
+
+What runs: JupyterLab (lite) opens ``chapters/01-running-example.ipynb``, the
+Pyodide 314.0.6 runtime (npm ``pyodide``) starts in the kernel's worker,
+the kernel installs its own start-up packages, the book's preloaded attnlib and
+ipywidgets wheels are installed from the site without ``%pip``, a pure-Python
+cell typed into the notebook runs, and an ipywidgets slider renders live.
+
+What does not run here: anything that imports numpy, matplotlib or sympy,
+including ``import attnlib`` itself. Their browser builds come from the Pyodide
+CDN when a reader opens the page, and neither the CDN nor a browser build of
+numpy or matplotlib on PyPI is reachable from this machine
+(see tests/lite_support.py for exactly what the copy changes).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import socketserver
+import threading
+import time
+from importlib.metadata import version
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from lite_support import offline_lite_site
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+NOTEBOOK = "chapters/01-running-example.ipynb"
+CELL = (
+    "import sys, importlib.util as u, importlib.metadata as m\n"
+    "print('lite-ok', sys.platform, sum(k * k for k in range(10)), u.find_spec('attnlib') is not None, "
+    "m.version('attnlib'), m.version('ipywidgets'))"
+)
+WIDGET_CELL = "import ipywidgets\nipywidgets.IntSlider(value=3, min=0, max=9, description='k')"
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".json": "application/json",
+    }
+
+    def log_message(self, format, *args):  # noqa: A002 (the base class's signature)
+        pass
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+@pytest.fixture(scope="session")
+def lite_run(built_book, tmp_path_factory) -> dict:
+    assert CHROMIUM.exists(), (
+        f"{CHROMIUM} is missing: the JupyterLite browser test needs Debian's chromium "
+        "(`apt-get update && apt-get install -y chromium`; .ci/run installs it)"
+    )
+    from playwright.sync_api import sync_playwright
+
+    site = tmp_path_factory.mktemp("lite-offline") / "lite"
+    summary = offline_lite_site(built_book.html / "lite", site)
+    server = _Server(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    blocked: list[str] = []
+    console: list[str] = []
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    result: dict = {"summary": summary, "blocked": blocked, "console": console}
+
+    def route(r) -> None:
+        if urlparse(r.request.url).hostname == "127.0.0.1":
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    try:
+        with sync_playwright() as p:
+            context = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS)
+            try:
+                context.route("**/*", route)
+                page = context.new_page()
+                page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+                start = time.perf_counter()
+                page.goto(base + f"lab/index.html?path={NOTEBOOK}")
+                page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+                result["open_seconds"] = time.perf_counter() - start
+                result["cells_before"] = page.locator(".jp-Notebook .jp-Cell").count()
+                result["tab"] = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current").first.get_attribute("title") or ""
+                # a new cell above the first one, typed and run as a reader would
+                page.click(".jp-Notebook .jp-Cell .jp-InputPrompt >> nth=0")
+                page.keyboard.press("Escape")
+                page.keyboard.press("a")
+                page.keyboard.press("Enter")
+                page.keyboard.type(CELL)
+                page.keyboard.press("Shift+Enter")
+                output = page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=0 >> .jp-OutputArea-output", timeout=300_000)
+                result["output"] = output.inner_text()
+                result["kernel_seconds"] = time.perf_counter() - start
+                page.click(".jp-Notebook .jp-Cell .jp-InputPrompt >> nth=0")
+                page.keyboard.press("Escape")
+                page.keyboard.press("b")
+                page.keyboard.press("Enter")
+                page.keyboard.type(WIDGET_CELL)
+                page.keyboard.press("Shift+Enter")
+                slider = page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=1 >> .widget-slider", timeout=120_000)
+                result["slider"] = slider.inner_text()
+                artifacts = Path(__file__).resolve().parent.parent / "test-artifacts"
+                artifacts.mkdir(exist_ok=True)
+                page.screenshot(path=str(artifacts / "lite-chapter-01.png"))
+            finally:
+                context.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(profile, ignore_errors=True)
+    print("JupyterLite browser run:", {k: v for k, v in result.items() if k != "console"})
+    return result
+
+
+def test_lite_opens_the_chapter_notebook(lite_run):
+    assert NOTEBOOK in lite_run["tab"], lite_run["tab"]
+    assert lite_run["cells_before"] > 5
+
+
+def test_pyodide_kernel_runs_a_pure_python_cell_with_attnlib_preinstalled(lite_run):
+    # 0+1+4+...+81 = 285, computed by Python in the browser; attnlib/ipywidgets installed without %pip
+    expected = ["lite-ok", "emscripten", "285", "True", version("attnlib"), version("ipywidgets")]
+    assert lite_run["output"].split() == expected, lite_run["output"]
+
+
+def test_a_live_widget_renders_in_the_lite_notebook(lite_run):
+    assert "k" in lite_run["slider"] and "3" in lite_run["slider"], lite_run["slider"]
+
+
+def test_the_lite_site_needs_no_other_host(lite_run):
+    assert lite_run["blocked"] == [], f"requests to other hosts: {lite_run['blocked'][:10]}"
+    errors = [line for line in lite_run["console"] if line.startswith("error") and "404" not in line]
+    assert errors == [], errors
