@@ -53,3 +53,13 @@ __all__ = [
     "sinusoidal_encoding",
     "softmax",
 ]
+
+
+def __getattr__(name: str):
+    # attnlib.widgets (the live explorers) needs ipywidgets, so it is imported on first use:
+    # `import attnlib; attnlib.widgets.attention_explorer()` works without slowing down `import attnlib`.
+    if name == "widgets":
+        import importlib
+
+        return importlib.import_module(".widgets", __name__)
+    raise AttributeError(f"module 'attnlib' has no attribute {name!r}")
