@@ -145,3 +145,15 @@ def test_lite_size_and_build_time_are_measured(built_book, lite):
     (out / "lite-measure.json").write_text(json.dumps(report, indent=2) + "\n")
     print("JupyterLite measure:", report)
     assert 0 < lite_bytes < book_bytes
+
+
+def test_live_playground_page_embeds_the_playground_notebook_from_the_lite_site(built_book, lite):
+    page = built_book.html / "playground-live.html"
+    assert page.is_file(), "playground-live.md was not built"
+    text = page.read_text()
+    match = re.search(r"'(lite/[^']*notebooks/index\.html\?path=([^']+))'", text)
+    assert match, "no notebooklite embed on the live playground page"
+    target = urlparse(urljoin(built_book.html.as_uri() + "/playground-live.html", match.group(1)))
+    assert Path(target.path).resolve() == (lite / "notebooks" / "index.html").resolve()
+    assert match.group(2) == "chapters/playground.ipynb"
+    assert (lite / "files" / match.group(2)).is_file()
