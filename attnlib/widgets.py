@@ -825,8 +825,8 @@ class AttentionExplorer(_Live):
         items = [
             f'<line x1="{pad}" y1="{oy:.1f}" x2="{size - pad}" y2="{oy:.1f}" stroke="#999" stroke-width="1"/>',
             f'<line x1="{ox:.1f}" y1="{pad}" x2="{ox:.1f}" y2="{size - pad}" stroke="#999" stroke-width="1"/>',
-            f'<text x="{size - pad}" y="{oy - 4:.1f}" font-size="10" text-anchor="end">noun</text>',
-            f'<text x="{ox + 4:.1f}" y="{pad + 8}" font-size="10">verb</text>',
+            f'<text x="{size - pad}" y="{oy + 12:.1f}" font-size="10" text-anchor="end" fill="#555">noun &#8594;</text>',
+            f'<text x="{ox - 4:.1f}" y="{pad + 8}" font-size="10" text-anchor="end" fill="#555">verb &#8593;</text>',
         ]
         desc = []
         for i, t in enumerate(self.tokens):
