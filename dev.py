@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -56,14 +57,33 @@ def ensure_env(kind: str) -> None:
     stamp.write_text(digest.hexdigest())
 
 
+def ensure_node_modules() -> None:
+    """``npm ci`` when package-lock.json changed: MathJax for the pages, axe-core and pyodide for the browser tests."""
+    lock = ROOT / "package-lock.json"
+    stamp = ROOT / "node_modules" / ".installed-lock"
+    if not lock.exists():
+        return
+    digest = hashlib.sha256(lock.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        print("npm is missing: the book loads MathJax from its CDN and the browser tests cannot run (apt-get install npm)")
+        return
+    run([npm, "ci", "--no-audit", "--no-fund"])
+    stamp.write_text(digest)
+
+
 def book(extra: list[str]) -> None:
     ensure_env("book")
+    ensure_node_modules()
     run([BIN / "jupyter-book", *BUILD[1:], *extra])
     print(f"\nThe book is in {ROOT / '_build' / 'html' / 'index.html'}")
 
 
 def test(extra: list[str]) -> None:
     ensure_env("test")
+    ensure_node_modules()
     run([BIN / "ruff", "check", "."])
     coverage = [] if extra else ["--cov=attnlib", "--cov-report=term-missing:skip-covered", "--cov-fail-under=90"]
     run([PY, "-m", "pytest", *coverage, *extra])
