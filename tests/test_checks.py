@@ -152,3 +152,16 @@ def test_quiet_mode_prints_nothing(capsys):
     result = checks.check_causal_mask(RIGHT["check_causal_mask"], verbose=False)
     assert result and capsys.readouterr().out == ""
     assert "PASS causal_mask" in result.report()
+
+
+def test_every_check_is_used_by_a_chapter_exercise():
+    import json
+    from pathlib import Path
+
+    text = ""
+    for path in sorted((Path(__file__).resolve().parent.parent / "chapters").glob("[0-9][0-9]-*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            if "exercise" in cell.get("metadata", {}).get("tags", []):
+                text += "".join(cell["source"])
+    for name in RIGHT:
+        assert f"checks.{name}(" in text, f"no exercise calls checks.{name}"

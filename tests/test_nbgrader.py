@@ -180,6 +180,24 @@ def test_every_chapter_has_an_assignment():
             assert answer_before(nb, test) is not None
 
 
+def test_exercises_close_each_chapter_and_hide_their_solutions():
+    for chapter in CHAPTERS:
+        cells = nbformat.read(chapter, as_version=4).cells
+        flags = ["exercise" in c.metadata.get("tags", []) for c in cells]
+        first = flags.index(True)
+        assert all(flags[first:]), f"{chapter.name}: the exercise cells must be the last cells"
+        recap = any("## Recap" in c.source for c in cells[:first] if c.cell_type == "markdown")
+        assert recap, f"{chapter.name}: no Recap before the exercises"
+        assert cells[first].source.startswith("## Exercises")
+        for cell in cells[first:]:
+            meta, tags = nbg(cell), cell.metadata.get("tags", [])
+            if cell.cell_type == "code" and (meta.get("solution") or meta.get("grade")):
+                assert "hide-input" in tags, f"{chapter.name}: {meta.get('grade_id')} is not folded in the web book"
+            if cell.cell_type == "markdown" and (meta.get("solution") or "book-only" in tags):
+                assert ":class: dropdown" in cell.source, f"{chapter.name}: a written solution is not in a dropdown"
+            assert "solution-start" not in cell.source and "solution-end" not in cell.source
+
+
 def test_generator_leaves_out_book_only_cells_and_keeps_order():
     chapter = CHAPTERS[0]
     full = nbformat.read(chapter, as_version=4)
