@@ -86,13 +86,18 @@ class Graded:
     tampered_part: str = ""
 
 
+def broken_test(source):
+    """The test whose answer the "raising" submission breaks: an implemented function if there is one."""
+    tests = autograded_tests(source)
+    functions = [t for t in tests if "def " in answer_before(source, t).source]
+    return (functions or tests)[0]
+
+
 def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
     """The four submissions: solutions, untouched, one raising answer, one edited locked test."""
-    tests = autograded_tests(source)
-    first = tests[0]
-    # (c) the answer graded by the first test raises instead of answering
+    # (c) one answer raises instead of answering
     broken = copy.deepcopy(source)
-    idx = source.cells.index(answer_before(source, first))
+    idx = source.cells.index(answer_before(source, broken_test(source)))
     broken.cells[idx].source = SOLUTION_RE.sub(lambda m: " " * _indent(m) + BROKEN, broken.cells[idx].source)
     # (d) the untouched student version with every test cell replaced by a test that always passes
     tampered = copy.deepcopy(release)
@@ -140,7 +145,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
             for student in submissions:
                 sub = gb.find_submission_notebook(name, name, student)
                 graded.scores[student] = {g.name: (g.auto_score, g.max_score) for g in sub.grades if g.cell.cell_type == "code"}
-        graded.broken_part = nbg(autograded_tests(source)[0])["grade_id"]
+        graded.broken_part = nbg(broken_test(source))["grade_id"]
         results[name] = graded
     return results
 
