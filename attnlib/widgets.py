@@ -456,6 +456,7 @@ class AttentionExplorer(_Live):
                         max=self.hi,
                         step=self.step,
                         description=f"[{i + 1},{j + 1}]",
+                        tooltip=f"{name}, row {i + 1}, column {j + 1}",
                         readout_format=".2f",
                         continuous_update=True,
                         layout=widgets.Layout(width="210px"),
