@@ -53,6 +53,22 @@ CELL = (
 WIDGET_CELL = "import ipywidgets\nipywidgets.IntSlider(value=3, min=0, max=9, description='k')"
 
 
+def _title() -> str:
+    """The chapter's title, from the first markdown cell of the committed notebook."""
+    source = json.loads((ROOT / NOTEBOOK).read_text())["cells"][0]["source"]
+    return next(line for line in "".join(source).splitlines() if line.startswith("# "))[2:].strip()
+
+
+def _poll(read, done, seconds: float = 30.0) -> str:
+    """Read a value from the page until ``done(value)`` or the time is up; return the last value read."""
+    deadline = time.monotonic() + seconds
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
+        time.sleep(0.25)
+        value = read()
+    return value
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
     extensions_map = {
         **http.server.SimpleHTTPRequestHandler.extensions_map,
@@ -106,8 +122,8 @@ def lite_run(built_book, tmp_path_factory) -> dict:
                 page.goto(base + f"lab/index.html?path={NOTEBOOK}")
                 page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
                 result["open_seconds"] = time.perf_counter() - start
-                result["first_cell"] = page.locator(".jp-Notebook .jp-Cell").first.inner_text()
-                result["tab"] = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current").first.get_attribute("title") or ""
+                # the first cell's markdown renders a moment after the cell appears
+                result["first_cell"] = _poll(lambda: page.locator(".jp-Notebook .jp-Cell").first.inner_text(), lambda t: _title() in t)
                 # a new cell above the first one, typed and run as a reader would
                 page.click(".jp-Notebook .jp-Cell .jp-InputPrompt >> nth=0")
                 page.keyboard.press("Escape")
@@ -118,6 +134,9 @@ def lite_run(built_book, tmp_path_factory) -> dict:
                 output = page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=0 >> .jp-OutputArea-output", timeout=300_000)
                 result["output"] = output.inner_text()
                 result["kernel_seconds"] = time.perf_counter() - start
+                # the tab's tooltip names the file's path (filled in once the document has loaded)
+                tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current").first
+                result["tab"] = _poll(lambda: tab.get_attribute("title") or "", lambda t: NOTEBOOK in t)
                 page.click(".jp-Notebook .jp-Cell .jp-InputPrompt >> nth=0")
                 page.keyboard.press("Escape")
                 page.keyboard.press("b")
@@ -142,9 +161,7 @@ def lite_run(built_book, tmp_path_factory) -> dict:
 def test_lite_opens_the_chapter_notebook(lite_run):
     assert NOTEBOOK in lite_run["tab"], lite_run["tab"]
     # the chapter's own title, rendered from its first markdown cell
-    source = json.loads((ROOT / NOTEBOOK).read_text())["cells"][0]["source"]
-    title = next(line for line in "".join(source).splitlines() if line.startswith("# "))[2:].strip()
-    assert title in lite_run["first_cell"], (title, lite_run["first_cell"][:300])
+    assert _title() in lite_run["first_cell"], (_title(), lite_run["first_cell"][:300])
 
 
 def test_pyodide_kernel_runs_a_pure_python_cell_with_attnlib_preinstalled(lite_run):
