@@ -1,8 +1,13 @@
 """Run the book's notebooks in the browser: a JupyterLite site with attnlib inside.
 
 ``jupyterlite_sphinx`` (listed in ``_config.yml``) builds a JupyterLite site
-into ``<html>/lite/`` after the book is written, holding the ``chapters/``
-folder. This extension adds what the book needs on top:
+into ``<html>/lite/`` after the book is written. This extension adds what the
+book needs on top:
+
+* **The chapters.** The site's contents folder is ``<build>/jupyterlite/contents``
+  (not jupyterlite_sphinx's default ``_contents/`` in the repository, so two
+  builds into different folders never share it), and ``chapters/`` is copied
+  into it, so every notebook keeps its path ``chapters/NN-name.ipynb``.
 
 * **attnlib as a wheel.** At the start of the build, ``pip wheel`` builds
   ``attnlib`` from a copy of the repository's ``pyproject.toml``,
@@ -126,9 +131,25 @@ def write_lite_dir(lite_dir: Path, wheels: list[Path]) -> None:
     (lite_dir / "jupyter_lite_config.json").write_text(json.dumps(build, indent=2) + "\n")
 
 
+def _work(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "jupyterlite"
+
+
+def _contents_dir(app: Sphinx, config: Config) -> None:
+    # before jupyterlite_sphinx's own config-inited handler empties and creates the folder
+    config.jupyterlite_content_dir = str(_work(app) / "contents")
+
+
+def _copy_chapters(app: Sphinx, config: Config) -> None:
+    # after jupyterlite_sphinx emptied the contents folder
+    target = Path(config.jupyterlite_content_dir) / CHAPTER_DIR
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+
+
 def _configure(app: Sphinx, config: Config) -> None:
     start = time.perf_counter()
-    work = Path(app.outdir).parent / "jupyterlite"
+    work = _work(app)
     wheels = [build_wheel(work / "attnlib-wheel"), *fetch_wheels(EXTRA_WHEELS, work / "wheels")]
     lite_dir = work / "lite-dir"
     write_lite_dir(lite_dir, wheels)
@@ -182,7 +203,9 @@ def _lite_finished(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _contents_dir, priority=400)
     app.connect("config-inited", _configure)
+    app.connect("config-inited", _copy_chapters, priority=600)
     # jupyterlite_sphinx builds the site in build-finished at the default priority (500): time it
     app.connect("build-finished", _lite_started, priority=499)
     app.connect("build-finished", _lite_finished, priority=501)
