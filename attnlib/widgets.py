@@ -107,6 +107,9 @@ CSS = (
     f".attnlib-view tr.attnlib-highlight{{outline:2px solid {OKABE_ITO[4]}}}"
     ".attnlib-view tr.attnlib-highlight td{font-weight:bold}"
     ".attnlib-arrow{font-size:9px;margin-right:2px}"
+    # the static snapshot brings its own light ground, like the book's figures, also in a dark theme
+    ".attnlib-snapshot{background:#fff;color:#1a1a1a;padding:6px 8px;border-radius:4px}"
+    ".attnlib-view caption,.attnlib-view th,.attnlib-snapshot p,.attnlib-snapshot figcaption{color:inherit}"
     f".attnlib-sr{{{_SR_ONLY}}}"
     "</style>"
 )
@@ -210,7 +213,7 @@ def _table(
     caption = f"<caption>{_esc(title)}</caption>"
     out = (
         f'<table class="attnlib-view" data-view="{_esc(name)}">{caption}'
-        f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<thead><tr><td class='attnlib-corner'></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
     return out, formatted, changed
 
