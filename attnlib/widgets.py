@@ -841,7 +841,9 @@ class AttentionExplorer(_Live):
                 x, y = xy(vec)
                 items.append(f'<line x1="{ox:.1f}" y1="{oy:.1f}" x2="{x:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2.5"{dash}/>')
                 items.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>')
-                items.append(f'<text x="{x + 4:.1f}" y="{y - 4:.1f}" font-size="11">{_esc(label)}</text>')
+                # token labels above-right of the tip, output labels below-right: an output on top of a token stays readable
+                dy = 12 if dash else -4
+                items.append(f'<text x="{x + 4:.1f}" y="{y + dy:.1f}" font-size="11">{_esc(label)}</text>')
                 desc.append(f"{label} at ({vec[0]:.2f}, {vec[1]:.2f})")
         label = "Noun/verb plane: tokens as solid arrows, outputs as dashed arrows; " + "; ".join(desc)
         return (
