@@ -1,0 +1,141 @@
+"""Helpers for the browser tests: serve a built site on 127.0.0.1 and drive Debian's chromium.
+
+The browser is the system ``/usr/bin/chromium`` (``apt-get install chromium``;
+``.ci/run`` installs it), driven through the Python ``playwright`` package.
+Playwright's own browser downloads are never used. Every request to a host
+other than 127.0.0.1 is aborted and recorded, so a page that needs a CDN shows
+up as a failure instead of passing on a machine that happens to be online.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import socketserver
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def require_chromium() -> Path:
+    """Fail (never skip) with the install command when Debian's chromium is missing."""
+    assert CHROMIUM.exists(), (
+        f"{CHROMIUM} is missing: the browser tests need Debian's chromium. "
+        "Install it with `apt-get update && apt-get install -y chromium` (.ci/run does this)."
+    )
+    return CHROMIUM
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 (signature of the base class)
+        pass
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+@contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` over HTTP on a free port of 127.0.0.1; yield the base URL (ending in /)."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@dataclass
+class Blocker:
+    """Route handler that lets 127.0.0.1 through and aborts (and records) everything else."""
+
+    blocked: list[str] = field(default_factory=list)
+
+    def __call__(self, route) -> None:
+        url = route.request.url
+        if urlparse(url).hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort("blockedbyclient")
+
+
+@contextmanager
+def browser_context(user_data_dir: Path, **options) -> Iterator[tuple[object, Blocker]]:
+    """A fresh chromium profile with every host but 127.0.0.1 blocked; yields (context, blocker)."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(user_data_dir),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 900},
+            **options,
+        )
+        blocker = Blocker()
+        context.route("**/*", blocker)
+        try:
+            yield context, blocker
+        finally:
+            context.close()
+
+
+class PageParser(HTMLParser):
+    """Collect element ids and the targets of links and resources of one HTML file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.resources: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for key in ("id", "name") if tag == "a" else ("id",):
+            if a.get(key):
+                self.ids.add(a[key])
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"])
+        if tag in ("img", "script") and a.get("src"):
+            self.resources.append(a["src"])
+        if tag == "link" and a.get("href") and a.get("rel") in ("stylesheet", "preload", "icon"):
+            self.resources.append(a["href"])
+
+
+def parse_html(path: Path) -> PageParser:
+    parser = PageParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def site_pages(html_root: Path) -> list[Path]:
+    """Every HTML page of the built site, except files copied verbatim (e.g. a JupyterLite site)."""
+    skip = {"_static", "_sources", "_images", "lite", "_downloads"}
+    return sorted(p for p in html_root.rglob("*.html") if not (set(p.relative_to(html_root).parts[:-1]) & skip))
