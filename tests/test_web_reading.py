@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,16 @@ def test_api_page_documents_every_attnlib_module(site):
     missing = [m for m in modules if f"module-{m}" not in ids]
     assert not missing, f"modules without a section on api.html: {missing}"
     assert "attnlib.core.attention" in ids and "attnlib.core.softmax" in ids
+
+
+def test_page_tables_of_contents_show_titles_not_labels(site):
+    """A {ref} inside a heading shows its raw label (e.g. "ch-qkv") in the page's table of contents."""
+    problems = {}
+    for page in site_pages(site):
+        html = page.read_text(encoding="utf-8")
+        for nav in re.findall(r'<nav[^>]*class="[^"]*page-toc[^"]*"[^>]*>.*?</nav>', html, flags=re.S):
+            text = re.sub(r"<[^>]+>", " ", nav)
+            labels = re.findall(r"\b(?:ch|fig|eq|sec|tab)-[a-z0-9][a-z0-9-]*\b", text)
+            if labels:
+                problems[page.relative_to(site).as_posix()] = labels
+    assert not problems, problems
