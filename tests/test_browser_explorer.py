@@ -24,21 +24,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from web_support import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 import attnlib
 from attnlib.plots import format_value
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAYGROUND = ROOT / "chapters" / "playground.ipynb"
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TIMEOUT_MS = 45_000
 
 # JavaScript: the displayed text of each weights cell of the first explorer (without the
@@ -136,17 +128,18 @@ def _expected_weights(w_q00: float) -> list[list[str]]:
 
 
 def test_moving_a_slider_in_jupyterlab_updates_the_weights(lab, tmp_path):
-    assert CHROMIUM.exists(), (
-        f"{CHROMIUM} is missing: this browser test needs Debian's chromium "
-        "(`apt-get update && apt-get install -y chromium`; .ci/run installs it)"
-    )
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     base, token = lab
     started = time.monotonic()
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=ARGS, viewport={"width": 1400, "height": 1000}
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000},
         )
         page = context.new_page()
         try:

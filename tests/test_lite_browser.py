@@ -19,31 +19,20 @@ numpy or matplotlib on PyPI is reachable from this machine
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import shutil
-import socketserver
-import threading
 import time
+from contextlib import ExitStack
 from importlib.metadata import version
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 from lite_support import ROOT, offline_lite_site
+from web_support import CHROMIUM, CHROMIUM_ARGS, require_chromium, serve
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 NOTEBOOK = "chapters/01-running-example.ipynb"
 CELL = (
     "import sys, importlib.util as u, importlib.metadata as m\n"
@@ -69,36 +58,15 @@ def _poll(read, done, seconds: float = 30.0) -> str:
     return value
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".js": "text/javascript",
-        ".mjs": "text/javascript",
-        ".wasm": "application/wasm",
-        ".json": "application/json",
-    }
-
-    def log_message(self, format, *args):  # noqa: A002 (the base class's signature)
-        pass
-
-
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-
-
 @pytest.fixture(scope="session")
 def lite_run(built_book, tmp_path_factory) -> dict:
-    assert CHROMIUM.exists(), (
-        f"{CHROMIUM} is missing: the JupyterLite browser test needs Debian's chromium "
-        "(`apt-get update && apt-get install -y chromium`; .ci/run installs it)"
-    )
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     site = tmp_path_factory.mktemp("lite-offline") / "lite"
     summary = offline_lite_site(built_book.html / "lite", site)
-    server = _Server(("127.0.0.1", 0), functools.partial(_Handler, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    stack = ExitStack()
+    base = stack.enter_context(serve(site))
     blocked: list[str] = []
     console: list[str] = []
     profile = tmp_path_factory.mktemp("chromium-profile")
@@ -113,7 +81,7 @@ def lite_run(built_book, tmp_path_factory) -> dict:
 
     try:
         with sync_playwright() as p:
-            context = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS)
+            context = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
             try:
                 context.route("**/*", route)
                 page = context.new_page()
@@ -151,8 +119,7 @@ def lite_run(built_book, tmp_path_factory) -> dict:
             finally:
                 context.close()
     finally:
-        server.shutdown()
-        server.server_close()
+        stack.close()
         shutil.rmtree(profile, ignore_errors=True)
     print("JupyterLite browser run:", {k: v for k, v in result.items() if k != "console"})
     return result

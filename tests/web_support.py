@@ -45,6 +45,15 @@ def require_chromium() -> Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    # explicit types for what JupyterLite's Pyodide kernel loads (workers, modules, wasm)
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".json": "application/json",
+    }
+
     def log_message(self, format, *args):  # noqa: A002 (signature of the base class)
         pass
 
