@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from ._validate import as_array
 
-__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_row", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
 CMAP = "cividis"
@@ -43,6 +43,20 @@ def format_value(value: float, decimals: int = 4) -> str:
         return "\u2212\u221e"
     text = f"{value:.{decimals}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def format_row(values: Any, decimals: int = 4) -> str:
+    """Format a vector as ``[a, b, c]`` with :func:`format_value` for each entry.
+
+    Examples
+    --------
+    >>> format_row([1 / 3, 0.0, -np.inf])
+    '[0.3333, 0.0000, −∞]'
+    >>> format_row([0.5, 0.25], decimals=2)
+    '[0.50, 0.25]'
+    """
+    arr = as_array("values", values, 1, allow_neg_inf=True)
+    return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
 
 
 def readable_text_colour(rgba: Sequence[float]) -> str:
