@@ -7,11 +7,12 @@ a silent ``nan`` three cells later.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["as_array", "as_matrix", "as_positive_int", "as_bool_matrix"]
+__all__ = ["as_array", "as_matrix", "as_int", "as_positive_int", "as_bool_matrix"]
 
 
 def as_array(name: str, value: Any, ndim: int | tuple[int, ...], *, allow_neg_inf: bool = False) -> np.ndarray:
@@ -53,17 +54,31 @@ def as_matrix(name: str, value: Any) -> np.ndarray:
     return as_array(name, value, 2)
 
 
+def as_int(name: str, value: Any, *, minimum: int | None = None, what: str = "an integer") -> int:
+    """An integer given as an int, a numpy integer or an integral finite float.
+
+    ``minimum`` (if given) is the smallest value allowed; ``what`` names the
+    expected kind in the error message.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+    if not math.isfinite(float(value)) or float(value) != int(value):
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+    if minimum is not None and int(value) < minimum:
+        raise ValueError(f"{name} must be {what}; got {value!r}")
+    return int(value)
+
+
 def as_positive_int(name: str, value: Any) -> int:
     """A positive integer given as an int (or an integral float/np integer)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
-    if float(value) != int(value) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
-    return int(value)
+    return as_int(name, value, minimum=1, what="a positive integer")
 
 
 def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
     """A mask as a boolean matrix of ``shape`` with True = may attend.
+
+    Every query row must allow at least one key (otherwise its softmax is
+    undefined), so a row of all ``False`` raises :class:`ValueError`.
 
     Accepts a boolean array, or an additive mask holding only 0 (allowed)
     and -inf (forbidden), the form ``M`` of the source post. A 0/1 number
@@ -81,4 +96,10 @@ def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
         arr = num == 0.0
     if arr.ndim != 2 or arr.shape != tuple(shape):
         raise ValueError(f"{name} has shape {arr.shape} but the scores have shape {tuple(shape)} (queries x keys)")
+    empty = np.flatnonzero(~arr.any(axis=1))
+    if empty.size:
+        raise ValueError(
+            f"{name} (shape {arr.shape}) leaves query row {int(empty[0])} "
+            f"(0-based; rows {empty.tolist()}) with no key it may attend to; its softmax is undefined"
+        )
     return arr

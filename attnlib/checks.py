@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from . import compatibility, heads
-from .core import attention, causal_mask, running_example, scaled_scores, softmax
+from .core import attention, causal_mask, running_example, scaled_scores, self_attention, softmax
 from .positional import sinusoidal_encoding
 
 __all__ = [
@@ -365,7 +365,7 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
         ("6 queries, 3 keys, d_k = 9", rng.normal(size=(6, 9)), rng.normal(size=(3, 9))),
         ("a single token, d_k = 3", np.array([[1.0, 2.0, -1.0]]), np.array([[0.5, 0.5, 2.0]])),
     ):
-        raw = Q @ K.T
+        raw = scaled_scores(Q, K, scale=False)
         want = scaled_scores(Q, K)
         mistakes = [
             (raw, "these are the raw scores Q K^T: you still need to divide by sqrt(d_k)."),
@@ -419,8 +419,8 @@ def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.nd
         ),
         ("a single token", np.array([[0.3, -0.7]]), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 3))),
     ):
-        Q, K, V = Xc @ WQ, Xc @ WK, Xc @ WV
-        want = attention(Q, K, V).output
+        head = self_attention(Xc, WQ, WK, WV)
+        Q, K, V, want = head.Q, head.K, head.V, head.output
         mistakes = [
             (attention(Q, K, V, scale=False).output, "this is the output without the 1/sqrt(d_k) scaling."),
             (attention(Q, K, V).weights, "this looks like the attention weights; multiply them by V to get the output."),

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_matrix, as_positive_int
+from ._validate import as_int, as_matrix, as_positive_int
 
 __all__ = [
     "PairwiseCost",
@@ -62,9 +62,8 @@ def random_additive_parameters(d_s: int, d_h: int, d_a: int, seed: int = 0) -> t
     d_s = as_positive_int("d_s", d_s)
     d_h = as_positive_int("d_h", d_h)
     d_a = as_positive_int("d_a", d_a)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer; got {seed!r}")
-    rng = np.random.default_rng(int(seed))
+    seed = as_int("seed", seed, minimum=0, what="a non-negative integer")
+    rng = np.random.default_rng(seed)
     W_a = rng.standard_normal((d_a, d_s))
     U_a = rng.standard_normal((d_a, d_h))
     v_a = rng.standard_normal(d_a)

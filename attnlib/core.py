@@ -33,6 +33,7 @@ __all__ = [
     "self_attention",
     "cross_attention",
     "multi_head_attention",
+    "project",
     "attention_parameter_count",
     "additive_scores",
 ]
@@ -239,22 +240,26 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     allowed = None
     if mask is not None:
         allowed = as_bool_matrix("mask", mask, scores.shape)
-        empty = np.flatnonzero(~allowed.any(axis=1))
-        if empty.size:
-            raise ValueError(
-                f"mask (shape {allowed.shape}) leaves query row {int(empty[0])} "
-                f"(0-based; rows {empty.tolist()}) with no key it may attend to; its softmax is undefined"
-            )
         scaled = np.where(allowed, scaled, -np.inf)
     weights = softmax(scaled, axis=-1)
     return AttentionResult(scores, scaled, weights, weights @ v, divisor, allowed, q, k, v)
 
 
-def _project(name: str, X: np.ndarray, W: Any, w_name: str) -> np.ndarray:
+def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
+    """The projection ``X W`` of token rows, with shape checks that name both arguments.
+
+    Examples
+    --------
+    >>> project(running_example(), [[1, 0], [1, 1]]).tolist()
+    [[1.0, 0.0], [1.0, 1.0], [1.0, 0.5]]
+    """
+    x = as_matrix(x_name, X)
     w = as_matrix(w_name, W)
-    if X.shape[1] != w.shape[0]:
-        raise ValueError(f"{name} has d_model={X.shape[1]} but {w_name} has {w.shape[0]} rows ({name} is {X.shape}, {w_name} is {w.shape})")
-    return X @ w
+    if x.shape[1] != w.shape[0]:
+        raise ValueError(
+            f"{x_name} has d_model={x.shape[1]} but {w_name} has {w.shape[0]} rows ({x_name} is {x.shape}, {w_name} is {w.shape})"
+        )
+    return x @ w
 
 
 def cross_attention(
@@ -284,9 +289,9 @@ def _projected_attention(
     scale: bool | float,
     names: tuple[str, str] = ("X_query", "X_memory"),
 ) -> AttentionResult:
-    q = _project(names[0], xq, W_Q, "W_Q")
-    k = _project(names[1], xm, W_K, "W_K")
-    v = _project(names[1], xm, W_V, "W_V")
+    q = project(xq, W_Q, names[0], "W_Q")
+    k = project(xm, W_K, names[1], "W_K")
+    v = project(xm, W_V, names[1], "W_V")
     return attention(q, k, v, mask=mask, scale=scale)
 
 

@@ -168,7 +168,7 @@ def _exact_divisor(d_k: int, scale: Any) -> sp.Expr:
     return value
 
 
-def _project(x: sp.Matrix, W: Any, w_name: str) -> sp.Matrix:
+def _exact_project(x: sp.Matrix, W: Any, w_name: str) -> sp.Matrix:
     if W is None:
         return x
     w = exact_matrix(w_name, W)
@@ -212,9 +212,9 @@ def exact_attention(
     [0.3333, 0.3333, 0.3333]
     """
     x = exact_matrix("X", X)
-    q = _project(x, W_Q, "W_Q")
-    k = _project(x, W_K, "W_K")
-    v = _project(x, W_V, "W_V")
+    q = _exact_project(x, W_Q, "W_Q")
+    k = _exact_project(x, W_K, "W_K")
+    v = _exact_project(x, W_V, "W_V")
     if q.shape[1] != k.shape[1]:
         raise ValueError(f"W_Q gives d_k={q.shape[1]} but W_K gives d_k={k.shape[1]}; queries and keys must have the same width")
     n = x.shape[0]
@@ -227,8 +227,6 @@ def exact_attention(
     Z = sp.zeros(n, 1)
     for i in range(n):
         flags = [True] * n if allowed is None else allowed[i].tolist()
-        if not any(flags):
-            raise ValueError(f"mask (shape {allowed.shape}) leaves query row {i} (0-based) with no key it may attend to")
         row = [scores[i, j] / divisor for j in range(n)]
         w, e, z = exact_softmax(row, flags)
         for j in range(n):

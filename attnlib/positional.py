@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import sympy
 
-from ._validate import as_positive_int
+from ._validate import as_int, as_positive_int
 
 __all__ = [
     "OffsetRotationProof",
@@ -69,14 +68,6 @@ def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:
     pe[:, 1::2] = np.cos(angles[:, : d_model // 2])
     return pe
 
-
-def _as_int(name: str, value: Any) -> int:
-    """An integer (negative and zero allowed) given as an int or an integral float."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
-    if not math.isfinite(float(value)) or float(value) != int(value):
-        raise ValueError(f"{name} must be an integer; got {value!r}")
-    return int(value)
 
 
 def permutation_matrix(order: Sequence[int]) -> np.ndarray:
@@ -159,7 +150,7 @@ def offset_rotation(k: int, d_model: int) -> np.ndarray:
     >>> bool(np.array_equal(offset_rotation(0, 6), np.eye(6)))
     True
     """
-    k = _as_int("k", k)
+    k = as_int("k", k)
     d_model = as_positive_int("d_model", d_model)
     if d_model % 2:
         raise ValueError(

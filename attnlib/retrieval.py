@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import as_array, as_bool_matrix, as_matrix
-from .core import _project, additive_scores, scaled_scores, softmax
+from .core import additive_scores, project, scaled_scores, softmax
 
 __all__ = ["Retrieval", "retrieve", "bahdanau_retrieval", "transformer_retrieval"]
 
@@ -79,9 +79,6 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
     logits = s
     if mask is not None:
         allowed = as_bool_matrix("mask", mask, s.shape)
-        empty = np.flatnonzero(~allowed.any(axis=1))
-        if empty.size:
-            raise ValueError(f"mask (shape {allowed.shape}) leaves query row {int(empty[0])} (0-based) with no key it may attend to")
         logits = np.where(allowed, s, -np.inf)
     weights = softmax(logits, axis=-1)
     return Retrieval(scores=s, weights=weights, values=v, output=weights @ v)
@@ -134,9 +131,7 @@ def transformer_retrieval(
     >>> transformer_retrieval(X, X, I, I, I).weights.round(4)[0].tolist()
     [0.4555, 0.2246, 0.3199]
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
-    q = _project("X_query", xq, W_Q, "W_Q")
-    k = _project("X_memory", xm, W_K, "W_K")
-    v = _project("X_memory", xm, W_V, "W_V")
+    q = project(X_query, W_Q, "X_query", "W_Q")
+    k = project(X_memory, W_K, "X_memory", "W_K")
+    v = project(X_memory, W_V, "X_memory", "W_V")
     return retrieve(scaled_scores(q, k, scale=scale), v, mask=mask)

@@ -718,20 +718,18 @@ class AttentionExplorer(_Live):
 
     # -- computing and rendering --------------------------------------------
     def _compute(self) -> tuple[AttentionResult, np.ndarray, dict[int, str]]:
-        """The unmasked projections, the scaled-and-masked scores, and the messages for empty rows."""
+        """The projections and scores, the scaled-and-masked scores, and the messages for empty rows."""
         scale: bool | float = False if self.d_k is None else self.divisor
         mask = self.mask
-        full = self_attention(self.X, self.W_Q, self.W_K, self.W_V, scale=scale)
         messages: dict[int, str] = {}
-        if mask is None:
-            self.result, self.message, self.partial = full, None, None
-            return full, full.scaled, messages
-        empty = np.flatnonzero(~mask.any(axis=1))
-        scaled = full.scaled + additive_mask(mask)
+        empty = np.flatnonzero(~mask.any(axis=1)) if mask is not None else np.array([], dtype=int)
         if empty.size == 0:
-            self.result = attention(full.Q, full.K, full.V, mask=mask, scale=scale)
+            # one attnlib call computes everything (masked or not); nothing is undefined
+            self.result = self_attention(self.X, self.W_Q, self.W_K, self.W_V, mask=mask, scale=scale)
             self.message, self.partial = None, None
-            return full, self.result.scaled, messages
+            return self.result, self.result.scaled, messages
+        full = self_attention(self.X, self.W_Q, self.W_K, self.W_V, scale=scale)
+        scaled = full.scaled + additive_mask(mask)
         for i in empty:
             messages[int(i)] = (
                 f"{self.tokens[i]} may attend to no key, so its softmax is undefined: "
@@ -751,16 +749,21 @@ class AttentionExplorer(_Live):
             out[[i for i in range(n) if i not in messages]] = partial
         return out
 
+    def _shown(self, messages: dict[int, str]) -> tuple[np.ndarray, np.ndarray]:
+        """The weights and outputs to display: zeros stand in for the rows that have a message instead."""
+        if not messages:
+            return self.result.weights, self.result.output
+        partial = self.partial
+        weights = self._rows_with_gaps(partial.weights if partial else None, len(self.tokens), messages)
+        output = self._rows_with_gaps(partial.output if partial else None, self.X.shape[1], messages)
+        return weights, output
+
     def _render(self) -> None:
         full, scaled, messages = self._compute()
         toks = list(self.tokens)
         d = self.X.shape[1]
         dims = [f"d{j + 1}" for j in range(d)]
-        if messages:
-            weights = self._rows_with_gaps(self.partial.weights if self.partial else None, len(toks), messages)
-            output = self._rows_with_gaps(self.partial.output if self.partial else None, d, messages)
-        else:
-            weights, output = self.result.weights, self.result.output
+        weights, output = self._shown(messages)
         dk_text = "no scaling: scores divided by 1" if self.d_k is None else f"scores divided by \u221a{self.d_k} = {self.divisor:.4f}"
         tables = {
             "Q": (full.Q, [f"q{i + 1}" for i in range(len(toks))], dims, "Q = X W_Q", {}, {}),
@@ -919,12 +922,7 @@ class AttentionExplorer(_Live):
         if "V" in self.view_names:
             lines.append("values V:")
             lines.append(_matrix_text(full.V, [f"v{i + 1}" for i in range(len(self.tokens))]))
-        if messages:
-            n = len(self.tokens)
-            weights = self._rows_with_gaps(self.partial.weights if self.partial else None, n, messages)
-            output = self._rows_with_gaps(self.partial.output if self.partial else None, self.X.shape[1], messages)
-        else:
-            weights, output = self.result.weights, self.result.output
+        weights, output = self._shown(messages)
         lines.append("weights (each row sums to 1):")
         lines.append(_matrix_text(weights, self.tokens, messages=messages))
         lines.append("outputs:")

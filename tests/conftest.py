@@ -28,6 +28,17 @@ def chapter_notebooks() -> list[Path]:
     return sorted(CHAPTERS.glob("[0-9][0-9]-*.ipynb"))
 
 
+def execute_notebook(path: Path, timeout: int = 60):
+    """Run a notebook top to bottom in a fresh kernel (cwd: chapters/); return (notebook, seconds)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}}).execute()
+    return nb, time.perf_counter() - start
+
+
 @dataclass
 class BuiltBook:
     html: Path
@@ -54,3 +65,10 @@ def built_book(tmp_path_factory) -> BuiltBook:
     (out / "build.log").write_text(log)
     assert proc.returncode == 0, f"strict book build failed ({proc.returncode}):\n{log[-6000:]}"
     return BuiltBook(out / "_build" / "html", log, seconds)
+
+
+@pytest.fixture(scope="session")
+def web_html(request) -> Path:
+    """The built site: the strict build of this session, or WEB_BOOK_HTML (an existing build, to iterate on the web tests)."""
+    existing = os.environ.get("WEB_BOOK_HTML")
+    return Path(existing) if existing else request.getfixturevalue("built_book").html

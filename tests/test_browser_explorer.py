@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from web_support import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from web_support import browser_context
 
 import attnlib
 from attnlib.plots import format_value
@@ -128,19 +128,10 @@ def _expected_weights(w_q00: float) -> list[list[str]]:
 
 
 def test_moving_a_slider_in_jupyterlab_updates_the_weights(lab, tmp_path):
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
     base, token = lab
     started = time.monotonic()
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000},
-        )
+    # a fresh chromium profile; every host but 127.0.0.1 is blocked
+    with browser_context(tmp_path / "profile", viewport={"width": 1400, "height": 1000}) as (context, _blocker):
         page = context.new_page()
         try:
             page.set_default_timeout(TIMEOUT_MS)
@@ -197,8 +188,6 @@ def test_moving_a_slider_in_jupyterlab_updates_the_weights(lab, tmp_path):
             page.screenshot(path=str(shot), full_page=True)
             print(f"screenshot of the failure: {shot}")
             raise
-        finally:
-            context.close()
     assert time.monotonic() - started < 90
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import nbformat
 import pytest
-from conftest import CHAPTERS, chapter_notebooks
+from conftest import chapter_notebooks, execute_notebook
 from expected_outputs import EXPECTED
-from nbclient import NotebookClient
 
 NOTEBOOKS = chapter_notebooks()
 MAX_SECONDS = 60
@@ -32,10 +29,7 @@ def executed():
 
     def run(path):
         if path.stem not in cache:
-            nb = nbformat.read(path, as_version=4)
-            start = time.perf_counter()
-            NotebookClient(nb, timeout=MAX_SECONDS, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}}).execute()
-            cache[path.stem] = (nb, time.perf_counter() - start)
+            cache[path.stem] = execute_notebook(path, timeout=MAX_SECONDS)
         return cache[path.stem]
 
     return run

@@ -16,10 +16,10 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import pytest
 from conftest import ROOT, chapter_notebooks
+from lite_support import KERNEL_PLUGIN
 
 pytestmark = pytest.mark.slow
 
-KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
 WORKER_DIR = PurePosixPath("extensions/@jupyterlite/pyodide-kernel-extension/static")
 BINDER = "https://mybinder.org/v2/gh/deriving-attention/attention-book/main?urlpath=lab/tree/"
 

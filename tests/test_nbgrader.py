@@ -83,7 +83,6 @@ class Graded:
     scores: dict[str, dict[str, tuple[float | None, float]]] = field(default_factory=dict)
     autograded: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
     broken_part: str = ""
-    tampered_part: str = ""
 
 
 def broken_test(source):
@@ -101,9 +100,8 @@ def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
     broken.cells[idx].source = SOLUTION_RE.sub(lambda m: " " * _indent(m) + BROKEN, broken.cells[idx].source)
     # (d) the untouched student version with every test cell replaced by a test that always passes
     tampered = copy.deepcopy(release)
-    for cell in tampered.cells:
-        if cell.cell_type == "code" and nbg(cell).get("grade") and not nbg(cell).get("solution"):
-            cell.source = "# nothing to test here\npass"
+    for cell in autograded_tests(tampered):
+        cell.source = "# nothing to test here\npass"
     return {"solutions": copy.deepcopy(source), "untouched": copy.deepcopy(release), "raising": broken, "tampered": tampered}
 
 

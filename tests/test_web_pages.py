@@ -13,7 +13,6 @@ with every axe-core violation of every page.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections import Counter
@@ -143,13 +142,6 @@ def _visit(context, blocker, base: str, path: str, *, axe_rules: list[str] | Non
 
 def is_redirect(html: Path, path: str) -> bool:
     return bool(re.search(r'http-equiv="refresh"', (html / path).read_text(encoding="utf-8"), re.IGNORECASE))
-
-
-@pytest.fixture(scope="session")
-def web_html(request) -> Path:
-    """The built site: the strict build of this session, or WEB_BOOK_HTML (an existing build, to iterate on these tests)."""
-    existing = os.environ.get("WEB_BOOK_HTML")
-    return Path(existing) if existing else request.getfixturevalue("built_book").html
 
 
 @pytest.fixture(scope="session")

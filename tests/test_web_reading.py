@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import os
 import pkgutil
 import re
 from pathlib import Path
@@ -41,9 +40,8 @@ READING_FACTS_JS = """
 
 
 @pytest.fixture(scope="module")
-def site(request) -> Path:
-    existing = os.environ.get("WEB_BOOK_HTML")
-    return Path(existing) if existing else request.getfixturevalue("built_book").html
+def site(web_html) -> Path:
+    return web_html
 
 
 def _chapters(site: Path) -> list[str]:

@@ -4,12 +4,10 @@ and the static web book shows the snapshot (with its numbers) instead of a dead 
 from __future__ import annotations
 
 import re
-import time
 
 import nbformat
 import pytest
-from conftest import CHAPTERS
-from nbclient import NotebookClient
+from conftest import CHAPTERS, execute_notebook
 
 from attnlib.widgets import SNAPSHOT_NOTE
 
@@ -39,10 +37,7 @@ def widget_cells(nb) -> list:
 
 @pytest.fixture(scope="module")
 def playground():
-    nb = nbformat.read(PLAYGROUND, as_version=4)
-    start = time.perf_counter()
-    NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}}).execute()
-    return nb, time.perf_counter() - start
+    return execute_notebook(PLAYGROUND, timeout=60)
 
 
 def test_playground_is_committed_without_outputs():

@@ -99,13 +99,13 @@ def browser_context(user_data_dir: Path, **options) -> Iterator[tuple[object, Bl
     from playwright.sync_api import sync_playwright
 
     require_chromium()
+    options.setdefault("viewport", {"width": 1280, "height": 900})
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(user_data_dir),
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 900},
             **options,
         )
         blocker = Blocker()
