@@ -93,7 +93,9 @@ def to_ndarray(name: str, value: Any) -> np.ndarray:
     except (ValueError, TypeError) as exc:
         text = str(exc)
         if "inhomogeneous" in text or "sequence" in text:
-            raise ValueError(f"{name} is ragged: its rows have different lengths (or mix numbers and lists); got {_describe(value)}") from None
+            raise ValueError(
+                f"{name} is ragged: its rows have different lengths (or mix numbers and lists); got {_describe(value)}"
+            ) from None
         raise ValueError(f"{name} could not be read as an array ({type(exc).__name__}); got {_describe(value)}") from None
 
 
@@ -263,7 +265,7 @@ def finite_result(value: Any, what: str, inputs: str, *, allow_neg_inf: bool = F
     ...     finite_result(np.array([1e308]) * 10, "x * 10", "x")
     Traceback (most recent call last):
     ...
-    ValueError: x * 10 overflowed float64 (an entry would exceed 1.8e308, first at index (0,)); the inputs x are too large for this computation
+    ValueError: x * 10 overflowed float64 (an entry would exceed 1.8e308, first at index (0,)); the inputs x are too large ...
     """
     arr = np.asarray(value)
     if arr.dtype.kind not in "fc":

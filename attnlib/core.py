@@ -393,7 +393,8 @@ def multi_head_attention(
         outs.append(head.output)
         weights.append(head.weights)
     with quiet():
-        output = finite_result(np.concatenate(outs, axis=1) @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")
+        concat = np.concatenate(outs, axis=1)
+        output = finite_result(concat @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")
     return output, np.stack(weights)
 
 

@@ -16,8 +16,8 @@ boolean, ``True`` = may attend.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
