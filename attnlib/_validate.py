@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -212,8 +213,8 @@ def as_seed(name: str, value: Any) -> int:
     return as_int(name, value, minimum=0, what="a non-negative integer seed")
 
 
-def as_int_sequence(name: str, values: Any, *, minimum: int = 1) -> list[int]:
-    """A non-empty sequence of integers, each checked by :func:`as_int`.
+def as_int_sequence(name: str, values: Any, *, minimum: int = 1, allow_empty: bool = False) -> list[int]:
+    """A sequence of integers (non-empty unless ``allow_empty``), each checked by :func:`as_int`.
 
     Examples
     --------
@@ -226,7 +227,7 @@ def as_int_sequence(name: str, values: Any, *, minimum: int = 1) -> list[int]:
         raise ValueError(f"{name} must be a 1-d list of integers; got shape {values.shape}")
     what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     out = [as_int(f"{name}[{i}]", v, minimum=minimum, what=what) for i, v in enumerate(values)]
-    if not out:
+    if not out and not allow_empty:
         raise ValueError(f"{name} is empty; give at least one entry")
     return out
 
@@ -294,6 +295,7 @@ def check_size(what: str, n_entries: int, bytes_per_entry: int = 8) -> None:
     """
     need = int(n_entries) * int(bytes_per_entry)
     if need > MAX_ARRAY_BYTES:
+        what = re.sub(r"\d{16,}", lambda m: f"{int(m.group()[:3]) / 100:.2f}e+{len(m.group()) - 1}", what)
         from .cost import format_bytes  # cost imports this module; formatting of bytes lives there
 
         raise ValueError(

@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import as_positive_int
+from ._validate import as_positive_int, check_size
 
 __all__ = ["rnn_route", "rnn_path_length", "attention_path_length", "path_length_matrix"]
 
@@ -99,7 +99,10 @@ def path_length_matrix(n: int, kind: Literal["rnn", "attention"]) -> np.ndarray:
     """
     n = as_positive_int("n", n)
     funcs = {"rnn": rnn_path_length, "attention": attention_path_length}
-    if kind not in funcs:
-        raise ValueError(f"kind must be 'rnn' or 'attention'; got {kind!r}")
+    if not isinstance(kind, str) or kind not in funcs:
+        raise ValueError(f"kind must be the string 'rnn' or 'attention'; got {kind!r}")
+    check_size(f"path_length_matrix(n={n}), an n x n integer matrix,", n * n)
+    if n > 2000:
+        raise ValueError(f"n={n} is too large for path_length_matrix (one call per pair); use at most 2000")
     f = funcs[kind]
     return np.array([[f(i, j, n=n) for j in range(1, n + 1)] for i in range(1, n + 1)], dtype=int)

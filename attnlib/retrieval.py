@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_matrix
+from ._validate import as_array, as_bool_matrix, as_matrix, finite_result, quiet
 from .core import additive_scores, project, scaled_scores, softmax
 
 __all__ = ["Retrieval", "retrieve", "bahdanau_retrieval", "transformer_retrieval"]
@@ -81,7 +81,9 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
         allowed = as_bool_matrix("mask", mask, s.shape)
         logits = np.where(allowed, s, -np.inf)
     weights = softmax(logits, axis=-1)
-    return Retrieval(scores=s, weights=weights, values=v, output=weights @ v)
+    with quiet():
+        output = finite_result(weights @ v, "the output weights @ values", "values")
+    return Retrieval(scores=s, weights=weights, values=v, output=output)
 
 
 def bahdanau_retrieval(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any, mask: Any = None) -> Retrieval:
