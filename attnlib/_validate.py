@@ -40,6 +40,7 @@ __all__ = [
     "as_positive_int",
     "as_seed",
     "as_real",
+    "as_flag",
     "as_int_sequence",
     "as_bool_matrix",
     "to_ndarray",
@@ -251,6 +252,23 @@ def as_real(name: str, value: Any) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(f"{name} = {_describe(value)} overflowed: it is too large for a float64") from None
+
+
+def as_flag(name: str, value: Any) -> bool:
+    """A yes/no option: ``True`` or ``False`` (a numpy bool too), never a string or a number.
+
+    Examples
+    --------
+    >>> as_flag("bias", np.True_)
+    True
+    >>> as_flag("bias", "False")
+    Traceback (most recent call last):
+    ...
+    ValueError: bias must be True or False; got 'False' (str)
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {_describe(value)} ({type(value).__name__})")
+    return bool(value)
 
 
 def finite_result(value: Any, what: str, inputs: str, *, allow_neg_inf: bool = False) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_matrix, as_positive_int, as_real, check_size, finite_result, quiet, to_ndarray
+from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, check_size, finite_result, quiet, to_ndarray
 
 __all__ = [
     "TOKENS",
@@ -415,7 +415,7 @@ def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) ->
     n_heads = as_positive_int("n_heads", n_heads)
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
-    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return 4 * d_model * d_model + (4 * d_model if as_flag("bias", bias) else 0)
 
 
 def additive_scores(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any) -> np.ndarray:

@@ -307,6 +307,8 @@ def to_float(M: Any, digits: int = 30) -> np.ndarray:
     ValueError: M must be a sympy expression or a real number; got str: '1 + 1' (strings are never parsed)
     """
     digits = as_positive_int("digits", digits)
+    if digits > 1000:
+        raise ValueError(f"digits must be at most 1000 (a float64 keeps 17); got {digits}")
     if isinstance(M, sp.MatrixBase):
         rows = M.tolist()
         return np.array([[_entry_to_float(f"M[{i}, {j}]", e, digits) for j, e in enumerate(row)] for i, row in enumerate(rows)])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_array, as_int, as_matrix, as_positive_int
+from ._validate import as_array, as_flag, as_int, as_matrix, as_positive_int
 
 __all__ = ["head_dim", "split_heads", "concat_heads", "ParameterCount", "symbolic_parameter_count"]
 
@@ -139,6 +139,7 @@ def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
     >>> symbolic_parameter_count(bias=True).total
     4*d_model**2 + 4*d_model
     """
+    bias = as_flag("bias", bias)
     d_model, h = sp.symbols("d_model h", positive=True, integer=True)
     d_head = d_model / h
     per_head = 3 * d_model * d_head

@@ -18,9 +18,13 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import as_positive_int, check_size
+from ._validate import as_flag, as_positive_int, check_size
 
 __all__ = ["rnn_route", "rnn_path_length", "attention_path_length", "path_length_matrix"]
+
+
+#: Longest route :func:`rnn_route` writes out (one string per node).
+MAX_ROUTE = 10_000
 
 
 def _positions(source: int, target: int, n: int | None) -> tuple[int, int]:
@@ -45,6 +49,8 @@ def rnn_route(source: int, target: int) -> list[str]:
     i, j = _positions(source, target, None)
     if j < i:
         raise ValueError(f"a left-to-right RNN cannot carry x{i} back to h{j} (source={i} > target={j})")
+    if j - i > MAX_ROUTE:
+        raise ValueError(f"the route from source={i} to target={j} has {j - i + 2} nodes; rnn_route lists at most {MAX_ROUTE}")
     return [f"x{i}"] + [f"h{t}" for t in range(i, j + 1)]
 
 
@@ -67,7 +73,7 @@ def rnn_path_length(source: int, target: int, bidirectional: bool = True, n: int
     (2, 2, 0)
     """
     i, j = _positions(source, target, n)
-    if not bidirectional and j < i:
+    if not as_flag("bidirectional", bidirectional) and j < i:
         raise ValueError(f"a left-to-right RNN cannot carry information backward from position {i} to {j}; use bidirectional=True")
     return abs(j - i)
 

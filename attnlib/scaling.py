@@ -149,6 +149,12 @@ def dot_product_samples(d_k: int, n_samples: int, rng: np.random.Generator) -> n
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)); got {type(rng).__name__}")
     check_size(f"dot_product_samples(n_samples={n_samples})", n_samples)
+    check_size(f"dot_product_samples(d_k={d_k}): two standard normal vectors", 2 * d_k)
+    if n_samples * d_k > 10**10:
+        raise ValueError(
+            f"dot_product_samples(d_k={d_k}, n_samples={n_samples}) would draw {2 * n_samples * d_k:.3g} random numbers, "
+            "which takes minutes; use n_samples * d_k <= 1e10"
+        )
     out = np.empty(n_samples)
     chunk = max(1, 2_000_000 // d_k)
     for start in range(0, n_samples, chunk):
