@@ -25,8 +25,8 @@ Every call of your function goes through one place, :func:`call_student`:
 Results must be real numbers (a complex result fails, however small its
 imaginary part), free of NaN and inf, and where the text says a weight is
 *exactly* 0 (a masked key) it is compared with 0 exactly, not within the
-tolerance. New checks reuse all of this by building :class:`_Case` objects
-and calling :func:`_run`.
+tolerance. New checks reuse all of this by building ``_Case`` objects
+and calling ``_run()``.
 
 Examples
 --------
