@@ -90,16 +90,19 @@ def print_pdf(singlehtml: Path, target: Path) -> dict:
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 1400})
             page.route("**/*", only_local_files)
+            clock = time.perf_counter()
             page.goto(page_url, wait_until="load")
             page.emulate_media(media="print", color_scheme="light")
             page.add_style_tag(content=(HERE / "print.css").read_text(encoding="utf-8"))
             facts = page.evaluate((HERE / "print.js").read_text(encoding="utf-8"))
+            facts["seconds_loading"] = round(time.perf_counter() - clock, 1)
             if facts["mathErrors"] or facts["mathRendered"] != facts["mathTotal"]:
                 raise RuntimeError(f"MathJax did not typeset every formula: {facts}")
             page.pdf(path=str(target), format="A4", print_background=True, display_header_footer=True,
                      header_template="<span></span>", footer_template=FOOTER,
                      margin={"top": "16mm", "bottom": "18mm", "left": "15mm", "right": "15mm"},
                      outline=True, tagged=True)
+            facts["seconds_printing"] = round(time.perf_counter() - clock - facts["seconds_loading"], 1)
         finally:
             browser.close()
     if blocked:
@@ -118,7 +121,8 @@ def main(argv: list[str]) -> None:
     facts = print_pdf(singlehtml, target)
     end = time.perf_counter()
     print(f"book_pdf: {target} ({target.stat().st_size / 1e6:.1f} MB, {facts['chapters']} chapters, "
-          f"{facts['mathTotal']} formulas); single-page build {built - start:.0f} s, printing {end - built:.0f} s", flush=True)
+          f"{facts['mathTotal']} formulas); single-page build {built - start:.0f} s, printing {end - built:.0f} s "
+          f"(of which loading and typesetting {facts['seconds_loading']:.0f} s)", flush=True)
     assert target.name == PDF_NAME
 
 

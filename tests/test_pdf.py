@@ -93,7 +93,8 @@ def test_pdf_is_a_real_book(book_pdf):
     assert b"/Outlines" in book_pdf["path"].read_bytes(), "the PDF has no outline (bookmarks)"
     footers = re.findall(rf"\b\d+ / {book_pdf['pages']}\b", book_pdf["text"])
     assert len(footers) >= book_pdf["pages"] - 1, f"page numbers on {len(footers)} of {book_pdf['pages']} pages"
-    assert book_pdf["seconds"] < 240, f"the PDF took {book_pdf['seconds']} s"
+    # about 1.5-3 minutes on two busy cores; far more means something waits for a timeout
+    assert book_pdf["seconds"] < 600, f"the PDF took {book_pdf['seconds']} s"
 
 
 def test_pdf_has_every_chapter_title_and_a_table_of_contents(book_pdf):
