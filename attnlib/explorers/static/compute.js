@@ -126,6 +126,9 @@ export function attentionViews({ X, W_Q, W_K, W_V, dk, cells, tokens }) {
     if (w === null) messages[i] = noKeyMessage(tokens[i]);
   });
   const output = outputs(weights, V);
+  if (!finiteMatrix(output)) {
+    return { Q, K, V, scores: S, divisor, scaled, weights: null, output: null, sums: null, messages: {}, error: overflowMessage("outputs") };
+  }
   return { Q, K, V, scores: S, divisor, scaled, weights, output, sums: rowSums(weights), messages, error: "" };
 }
 

@@ -1,0 +1,56 @@
+"""Live explorers in the static web book: attnlib's front-end modules, served by the book itself.
+
+Every explorer cell's ``text/html`` output is a ``<div class="attnlib-explorer">`` holding
+the state the cell produced (as JSON) and a static snapshot (see ``attnlib.explorers``).
+This extension
+
+* copies the front-end files (``attnlib.explorers.frontend.write_modules``: the ES modules,
+  ``host.js`` and the stylesheet) into ``<html>/_explorers/`` when the build finishes. Not
+  into ``_static/``: Jupyter Book 1 adds a ``<script>`` for every ``.js`` file there to
+  every page;
+* adds ``<script type="module" src=".../_explorers/host.js">`` to the pages whose body
+  contains an explorer, and to no other page. ``host.js`` mounts each explorer live in the
+  page (no kernel, nothing from another host) and hides the snapshot, which stays for
+  print and for readers without JavaScript.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+from attnlib.explorers.frontend import write_modules
+
+logger = logging.getLogger(__name__)
+
+#: Folder of the front-end files inside the built site.
+TARGET = "_explorers"
+HOST = f"{TARGET}/host.js"
+MARKER = 'class="attnlib-explorer"'
+
+
+def page_has_explorer(body: str) -> bool:
+    """Whether a page body contains an explorer (its output div)."""
+    return MARKER in body
+
+
+def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if page_has_explorer(context.get("body", "")):
+        # per page: add_js_file called in html-page-context adds the script to this page only
+        app.add_js_file(HOST, type="module")
+
+
+def _copy(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    written = write_modules(Path(app.outdir) / TARGET)
+    size = sum(p.stat().st_size for p in written)
+    logger.info(f"live_explorers: {len(written)} front-end files ({size} bytes) in {Path(app.outdir) / TARGET}")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", _add_host)
+    app.connect("build-finished", _copy)
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
