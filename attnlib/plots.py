@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
@@ -19,7 +20,19 @@ from matplotlib.figure import Figure
 
 from ._validate import as_array
 
-__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_row", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+__all__ = [
+    "CMAP",
+    "LINE_COLOURS",
+    "MASKED_COLOUR",
+    "NEG_INF_TEXT",
+    "OKABE_ITO",
+    "colour_table",
+    "format_row",
+    "format_value",
+    "heatmap",
+    "token_vectors",
+    "readable_text_colour",
+]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
 CMAP = "cividis"
@@ -29,6 +42,12 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 
 #: Okabe-Ito without its yellow, which is too faint for thin lines on white.
 LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
+
+#: Background of a masked (``-inf``) cell, in figures and in the explorers.
+MASKED_COLOUR = "#dddddd"
+
+#: How a masked score (``-inf``) is written in every table and figure.
+NEG_INF_TEXT = "\u2212\u221e"
 
 
 def format_value(value: float, decimals: int = 4) -> str:
@@ -40,7 +59,7 @@ def format_value(value: float, decimals: int = 4) -> str:
     ('0.3333', '−∞', '0.0000')
     """
     if np.isneginf(value):
-        return "\u2212\u221e"
+        return NEG_INF_TEXT
     text = f"{value:.{decimals}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
@@ -57,6 +76,22 @@ def format_row(values: Any, decimals: int = 4) -> str:
     """
     arr = as_array("values", values, 1, allow_neg_inf=True)
     return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
+
+
+def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
+    """``n`` evenly spaced colours of ``cmap`` as hex, with the readable text colour for each.
+
+    The explorers colour a cell holding the fraction ``t`` of its view's range
+    with entry ``round(t * (n - 1))``, in the static snapshot and in the browser.
+
+    Examples
+    --------
+    >>> bg, fg = colour_table(2)
+    >>> bg, fg
+    (['#00224e', '#fee838'], ['white', 'black'])
+    """
+    rgba = matplotlib.colormaps[cmap](np.linspace(0.0, 1.0, n))
+    return [matplotlib.colors.to_hex(c) for c in rgba], [readable_text_colour(c) for c in rgba]
 
 
 def readable_text_colour(rgba: Sequence[float]) -> str:
@@ -121,7 +156,7 @@ def heatmap(
     hi = float(m[finite].max()) if vmax is None and finite.any() else (vmax if vmax is not None else 1.0)
     if hi == lo:
         lo, hi = lo - 0.5, hi + 0.5
-    colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
+    colormap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
     image = ax.imshow(shown, cmap=colormap, vmin=lo, vmax=hi, aspect="auto")
     for i in range(n_rows):
         for j in range(n_cols):
