@@ -26,6 +26,8 @@ attnlib.explorers.state.SettingError: W_Q must be a (2, 2) matrix with entries i
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -543,6 +545,12 @@ def scaling_samples(seed: int = 0) -> dict[str, dict[str, Any]]:
     >>> len(s["raw_scores"]), 18 < s["spread_raw"] < 27, 0.8 < s["spread_scaled"] < 1.2
     (6, True, True)
     """
+    return copy.deepcopy(_scaling_samples(seed))
+
+
+@functools.cache
+def _scaling_samples(seed: int) -> dict[str, dict[str, Any]]:
+    # drawn once per seed (about a second for all eleven d_k); callers get a copy
     out = {}
     for d_k in SCALING_DK_CHOICES:
         q, k = scaling_query_keys(seed, d_k)

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import anywidget
 import numpy as np
 import traitlets
-from traitlets import Dict, Float, Int, List, Unicode, validate
+from traitlets import Dict, Int, List, Unicode, validate
 
 from ..core import TOKENS, AttentionResult, attention, running_example
 from . import frontend, snapshot
@@ -81,6 +81,11 @@ class Matrix(traitlets.TraitType):
 
 def _matrix() -> Matrix:
     return Matrix().tag(sync=True, to_json=_to_json, from_json=_from_json)
+
+
+def _checked_trait(default: Any) -> traitlets.Any:
+    """A synced trait of any type: its owner's ``@validate`` checks it (so a wrong type gets the named error too)."""
+    return traitlets.Any(default).tag(sync=True)
 
 
 _BASE_NAMES = frozenset(anywidget.AnyWidget.class_trait_names()) | {"_esm", "_css", "_anywidget_id"}
@@ -151,16 +156,19 @@ class _Explorer(anywidget.AnyWidget):
     def set_state(self, sync_data: dict) -> None:
         """A change from the browser: only state traits, checked like a change from code; a refusal is sent back."""
         data = [k for k in sync_data if k in self._own_names() and k not in self.STATE]
+        refused = ""
         if data:
-            self.error = f"{', '.join(data)} cannot be changed from the page; kept the values set in Python"
+            refused = f"{', '.join(data)} cannot be changed from the page; kept the values set in Python"
             self.send_state(data)
             sync_data = {k: v for k, v in sync_data.items() if k not in data}
         try:
             with self._batch():
                 super().set_state(sync_data)
         except traitlets.TraitError as err:
-            self.error = str(err)
+            refused = " ".join(t for t in (refused, str(err)) if t)
             self.send_state([k for k in sync_data if k in self.keys])
+        if refused:
+            self.error = " ".join(t for t in (self.error, refused) if t)
 
     def state_dict(self) -> dict[str, Any]:
         """Every synced trait of the explorer (not the module source) as JSON-ready values: what the page embeds."""
@@ -233,7 +241,7 @@ class AttentionExplorer(_Explorer):
     _esm = frontend.module_source("attention")
     _css = frontend.css_source()
 
-    tokens = List(Unicode()).tag(sync=True)
+    tokens = _checked_trait([])
     X = _matrix()
     controls = List(Unicode()).tag(sync=True)
     views = List(Unicode()).tag(sync=True)
@@ -246,8 +254,8 @@ class AttentionExplorer(_Explorer):
     W_Q = _matrix()
     W_K = _matrix()
     W_V = _matrix()
-    dk = Int(0).tag(sync=True)
-    mask_mode = Unicode("none").tag(sync=True)
+    dk = _checked_trait(0)
+    mask_mode = _checked_trait("none")
     mask_cells = _matrix()
 
     def __init__(
@@ -482,7 +490,7 @@ class ScalingExplorer(_Explorer):
 
     dk_choices = List(Int()).tag(sync=True)
     samples = Dict().tag(sync=True)
-    dk = Int(2).tag(sync=True)
+    dk = _checked_trait(2)
 
     def __init__(self, seed: int = 0, coalesce: bool = True) -> None:
         self.seed = seed
@@ -546,7 +554,7 @@ class ScaleComparisonExplorer(_Explorer):
     X = _matrix()
     tokens = List(Unicode()).tag(sync=True)
     length_range = Dict().tag(sync=True)
-    length = Float(1.0).tag(sync=True)
+    length = _checked_trait(1.0)
 
     def __init__(self, coalesce: bool = True) -> None:
         self._ready = False
@@ -604,7 +612,7 @@ class HeadCountExplorer(_Explorer):
     W_O = _matrix()
     head_choices = List(Int()).tag(sync=True)
     param_counts = Dict().tag(sync=True)
-    n_heads = Int(2).tag(sync=True)
+    n_heads = _checked_trait(2)
 
     def __init__(self, seed: int = 0, coalesce: bool = True) -> None:
         self._ready = False
@@ -658,8 +666,8 @@ class PositionalExplorer(_Explorer):
     tables = Dict().tag(sync=True)
     frequencies = Dict().tag(sync=True)
     d_model_choices = List(Int()).tag(sync=True)
-    position = Int(1).tag(sync=True)
-    d_model = Int(2).tag(sync=True)
+    position = _checked_trait(1)
+    d_model = _checked_trait(2)
 
     def __init__(self, coalesce: bool = True) -> None:
         self._ready = False
