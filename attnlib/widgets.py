@@ -11,8 +11,10 @@ Examples
 True
 """
 
+# ruff: noqa: F401
 from __future__ import annotations
 
+# re-exports without an ``__all__``, so the API page documents each explorer once, in attnlib.explorers
 from .explorers import (
     CSS,
     MAX_D_MODEL,
@@ -34,25 +36,3 @@ from .explorers import (
     scaling_explorer,
     value_projection_explorer,
 )
-
-__all__ = [
-    "AttentionExplorer",
-    "ScalingExplorer",
-    "ScaleComparisonExplorer",
-    "HeadCountExplorer",
-    "PositionalExplorer",
-    "InvalidSetting",
-    "SettingError",
-    "attention_explorer",
-    "value_projection_explorer",
-    "mask_explorer",
-    "scaling_explorer",
-    "scale_comparison_explorer",
-    "head_count_explorer",
-    "positional_explorer",
-    "matrix_html",
-    "SNAPSHOT_NOTE",
-    "CSS",
-    "MAX_TOKENS",
-    "MAX_D_MODEL",
-]

@@ -75,7 +75,8 @@ def assert_matches_attnlib(ex) -> None:
             assert np.array_equal(getattr(ex.result, name), getattr(direct, name)), name
         return
     assert ex.result is None
-    assert ex.message == f"query row(s) {', '.join(ex.tokens[i] for i in empty)} may attend to no key; their weights and outputs are undefined"
+    names = ", ".join(ex.tokens[i] for i in empty)
+    assert ex.message == f"query row(s) {names} may attend to no key; their weights and outputs are undefined"
     views = ex.shown
     assert [m is not None for m in views.messages] == [i in empty for i in range(n)]
     for i in empty:
@@ -153,7 +154,9 @@ def test_widgets_is_the_same_module_under_its_old_name():
     from attnlib import widgets
 
     assert attnlib.widgets is widgets and attnlib.explorers is explorers
-    for name in widgets.__all__:
+    for name in explorers.__all__:
+        if name in ("reference_views",):
+            continue
         assert getattr(widgets, name) is getattr(explorers, name)
 
 

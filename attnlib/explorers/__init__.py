@@ -1,11 +1,11 @@
 """Live explorers: move W_Q, W_K, W_V, d_k or the mask and watch attention respond.
 
-Every explorer is an anywidget model (:mod:`~attnlib.explorers.widget`) whose
-state is checked in Python (:mod:`~attnlib.explorers.state`) and whose
+Every explorer is an anywidget model (``widget``) whose
+state is checked in Python (``state``) and whose
 numbers come from :mod:`attnlib.core`. Its front end (``static/*.js``,
-composed by :mod:`~attnlib.explorers.frontend`) runs the same in JupyterLab,
+composed by ``frontend``) runs the same in JupyterLab,
 Binder, JupyterLite and the static web book; a page without JavaScript shows
-the static snapshot (:mod:`~attnlib.explorers.snapshot`).
+the static snapshot (``snapshot``).
 
 Examples
 --------

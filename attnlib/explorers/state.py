@@ -2,14 +2,14 @@
 
 Nothing here imports a widget library. Each ``check_*`` function takes a
 value as a reader (or the browser) might give it and returns it in canonical
-form, or raises :class:`SettingError`, a :class:`ValueError` whose message
+form, or raises ``SettingError``, a ``ValueError`` whose message
 names the setting, says what was expected and shows what came.
 
-:func:`attention_views` computes what the attention explorers show, with
+``attention_views`` computes what the attention explorers show, with
 :mod:`attnlib.core` doing all of the math, and never raises for a setting
 that passed the checks: a query row that may attend to no key gets a
 message instead of numbers, and a value too large for float64 (overflow)
-gives an ``error`` text and no result. :func:`reference_views` is the same
+gives an ``error`` text and no result. ``reference_views`` is the same
 for a state dictionary (the JSON the browser sees); the front end's golden
 test compares its JavaScript with it.
 
@@ -366,7 +366,7 @@ class AttentionViews:
     divisor:
         What the scores are divided by (1 without scaling).
     messages:
-        One entry per query row: ``None`` or :func:`no_key_message`.
+        One entry per query row: ``None`` or ``no_key_message``.
     result:
         The :class:`~attnlib.core.AttentionResult` when every row is defined and nothing overflows, else ``None``.
     message:

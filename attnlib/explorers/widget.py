@@ -1,11 +1,11 @@
 """The explorers as anywidget models: synced traitlets are the state, attnlib computes the result.
 
-Each class is an :class:`anywidget.AnyWidget` whose ``_esm`` is the front-end
-module of its kind (:func:`attnlib.explorers.frontend.module_source`). The
+Each class is an ``anywidget.AnyWidget`` whose ``_esm`` is the front-end
+module of its kind (``attnlib.explorers.frontend.module_source``). The
 browser draws the controls and views; the Python model keeps the state:
 
 * every state trait is checked by a traitlets ``@validate`` that raises
-  :class:`InvalidSetting`, a :class:`ValueError` naming the setting, and a
+  ``InvalidSetting``, a ``ValueError`` naming the setting, and a
   refused value changes nothing (the browser gets the kept value back);
 * ``.result`` is recomputed by :mod:`attnlib.core` after every change, made
   in Python or in the browser, and an overflow gives ``error``/``message``
@@ -55,7 +55,7 @@ __all__ = [
 
 
 class InvalidSetting(SettingError, traitlets.TraitError):
-    """A refused setting (a :class:`ValueError`); ``setting`` names it. Nothing changed."""
+    """A refused setting (a ``ValueError``); ``setting`` names it. Nothing changed."""
 
     def __init__(self, error: SettingError) -> None:
         self.setting = error.setting
@@ -115,7 +115,7 @@ class _Explorer(anywidget.AnyWidget):
 
     # -- checks --------------------------------------------------------------
     def _checked(self, check: Callable[..., Any], *args: Any) -> Any:
-        """Run a check of :mod:`~attnlib.explorers.state`; a refusal becomes :class:`InvalidSetting` (and ``error``)."""
+        """Run a check of ``state``; a refusal becomes ``InvalidSetting`` (and ``error``)."""
         try:
             return check(*args)
         except SettingError as err:
@@ -387,7 +387,7 @@ class AttentionExplorer(_Explorer):
 
     @property
     def shown(self) -> st.AttentionViews:
-        """Everything the panel shows for the current setting (:class:`~attnlib.explorers.state.AttentionViews`)."""
+        """Everything the panel shows for the current setting (``AttentionViews``)."""
         return self._views
 
     def set(self, **values: Any) -> AttentionExplorer:
@@ -576,7 +576,7 @@ class ScaleComparisonExplorer(_Explorer):
 
     @property
     def result(self) -> tuple[AttentionResult, AttentionResult]:
-        """The same as :meth:`results`."""
+        """The same as ``results``."""
         return self._results
 
     def _update(self) -> None:
@@ -635,7 +635,7 @@ class HeadCountExplorer(_Explorer):
 
     @property
     def result(self) -> tuple[np.ndarray, np.ndarray]:
-        """The same as :meth:`results`."""
+        """The same as ``results``."""
         return self._results
 
     def _update(self) -> None:
