@@ -324,6 +324,14 @@ def test_the_browser_cannot_change_data():
     assert_matches_attnlib(ex)
 
 
+def test_new_tokens_of_the_same_shape_from_code_recompute():
+    ex = explorers.attention_explorer()
+    ex.X = 2 * X3
+    ex.tokens = ["a", "b", "c"]
+    assert ex.tokens == ["a", "b", "c"] and np.array_equal(ex.X, 2 * X3)
+    assert_matches_attnlib(ex)
+
+
 def test_matrices_read_from_the_model_are_read_only():
     ex = explorers.attention_explorer()
     with pytest.raises(ValueError, match="read-only"):

@@ -109,7 +109,8 @@ class _Explorer(anywidget.AnyWidget):
         self._depth = 0
         self._dirty = False
         super().__init__(kind=self.KIND, style=snapshot.style_data(), **traits)
-        self.observe(self._on_change, names=list(self.STATE))
+        # state from either side, and data that Python may replace (X, tokens, ...): each recomputes
+        self.observe(self._on_change, names=[n for n in self._own_names() if n != "error"])
         self._ready = True
         self._update()
 
