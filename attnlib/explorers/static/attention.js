@@ -19,7 +19,7 @@ function dkText(dk) {
 }
 
 function renderAttention({ model, el: host }) {
-  const style = read(model, "style", {});
+  const style = read(model, "look", {});
   const tokens = read(model, "tokens", []);
   const X = read(model, "X", []);
   const n = X.length, d = n ? X[0].length : 0;

@@ -10,9 +10,12 @@ export function el(tag, attrs, ...children) {
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
+  // JupyterLab (lumino) runs a notebook shortcut for a key unless the focused element itself says not to
+  if (tag in CONTROL_TAGS) node.setAttribute("data-lm-suppress-shortcuts", "true");
   for (const c of children) if (c !== null && c !== undefined && c !== false) node.append(c);
   return node;
 }
+const CONTROL_TAGS = { input: 1, select: 1, button: 1 };
 const SVG_TAGS = { line: 1, circle: 1, text: 1, g: 1, title: 1, desc: 1, polyline: 1, path: 1, rect: 1 };
 
 /**
@@ -343,7 +346,7 @@ export function choiceSlider({ label, choices, value, format = String, onChange,
 
 /** Skeleton of a focused explorer: panel, controls column, facts line, views, status, link, message. */
 export function focusedLayout(host, model, title, kind, linkKeys) {
-  const style = read(model, "style", {});
+  const style = read(model, "look", {});
   const root = panel(host, title, kind);
   if (style.changed) root.style.setProperty("--attnlib-changed", style.changed);
   if (style.accent) root.style.setProperty("--attnlib-accent", style.accent);
