@@ -437,6 +437,9 @@ def attention_views(
     if ok.size:
         partial = attention(Q[ok], K, V, mask=allowed[ok], scale=scale)
         weights[ok], output[ok] = partial.weights, partial.output
+        error = _first_overflow(output=output)
+        if error:
+            return AttentionViews(Q, K, V, scores, scaled, None, None, divisor, none, None, error, error)
     names = ", ".join(str(tokens[i]) for i in range(n) if messages[i])
     message = f"query row(s) {names} may attend to no key; their weights and outputs are undefined"
     return AttentionViews(Q, K, V, scores, scaled, weights, output, divisor, messages, None, message, "")
