@@ -570,7 +570,7 @@ def test_display_bundle_embeds_the_state_and_the_snapshot(make):
     assert page.snapshot_inside_outer and explorers.SNAPSHOT_NOTE in page.note
     assert "_esm" not in ex.state_dict() and "_css" not in ex.state_dict()
     assert set(ex.STATE) <= set(ex.state_dict())
-    style = ex.state_dict()["style"]
+    style = ex.state_dict()["look"]
     assert len(style["lut"]) == len(style["text"]) == 256 and style["neg_inf"] == "\u2212\u221e"
     assert ex._esm == explorers.frontend.module_source(ex.kind) and ex._css == explorers.frontend.css_source()
 

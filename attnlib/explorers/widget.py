@@ -101,14 +101,15 @@ class _Explorer(anywidget.AnyWidget):
 
     kind = Unicode("").tag(sync=True)
     title = Unicode("").tag(sync=True)
-    style = Dict().tag(sync=True)
+    # not "style": ipywidgets' DOMWidgetView takes a "style" trait for a StyleModel reference
+    look = Dict().tag(sync=True)
     error = Unicode("").tag(sync=True)
 
     def __init__(self, **traits: Any) -> None:
         self._ready = False
         self._depth = 0
         self._dirty = False
-        super().__init__(kind=self.KIND, style=snapshot.style_data(), **traits)
+        super().__init__(kind=self.KIND, look=snapshot.style_data(), **traits)
         # state from either side, and data that Python may replace (X, tokens, ...): each recomputes
         self.observe(self._on_change, names=[n for n in self._own_names() if n != "error"])
         self._ready = True
