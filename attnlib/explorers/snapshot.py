@@ -83,7 +83,7 @@ def _lut() -> tuple[list[str], list[str]]:
 
 
 def style_data() -> dict[str, Any]:
-    """The colours and number format the front end uses (the ``look`` trait; ipywidgets reserves ``style``): one source, :mod:`attnlib.plots`.
+    """The colours and number format of the front end (the ``look`` trait; ipywidgets reserves ``style``), from :mod:`attnlib.plots`.
 
     Examples
     --------
