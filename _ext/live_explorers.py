@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sphinx.application import Sphinx
+from sphinx.builders.html._assets import _JavaScript
 from sphinx.util import logging
 
 from attnlib.explorers.frontend import write_modules
@@ -38,8 +39,8 @@ def page_has_explorer(body: str) -> bool:
 
 def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     if page_has_explorer(context.get("body", "")):
-        # per page: add_js_file called in html-page-context adds the script to this page only
-        app.add_js_file(HOST, type="module")
+        # this page only, and relative to the site's root (app.add_js_file would put it under _static/)
+        context.setdefault("script_files", []).append(_JavaScript(HOST, type="module"))
 
 
 def _copy(app: Sphinx, exception: Exception | None) -> None:

@@ -15,20 +15,13 @@ failure with the install command, not a skip.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
-from web_support import browser_context
+from web_support import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, browser_context, jupyterlab
 
 import attnlib
 from attnlib.plots import format_value
@@ -70,75 +63,13 @@ KERNEL_STATE = (
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """A JupyterLab server serving a copy of the playground; yields (base_url, token)."""
     root = tmp_path_factory.mktemp("lab-root")
     shutil.copy(PLAYGROUND, root / "playground.ipynb")
-    home = tmp_path_factory.mktemp("lab-home")
-    port, token = _free_port(), secrets.token_hex(16)
-    # keep every cell in the page (no virtual scrolling) and ask for no news
-    settings = {
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"windowingMode": "none"}',
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": '{"fetchNews": "false", "checkForUpdates": false}',
-    }
-    for rel, text in settings.items():
-        target = home / "settings" / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    env = dict(
-        os.environ,
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTER_CONFIG_DIR=str(home / "config"),
-        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
-        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-        IPYTHONDIR=str(home / "ipython"),
-        PYTHONPATH=str(ROOT),
-    )
-    env.pop("MPLBACKEND", None)
-    cmd = [
-        sys.executable, "-m", "jupyterlab",
-        "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabServerApp.open_browser=False",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--ServerApp.allow_root=True",
-    ]  # fmt: skip
-    log = open(home / "server.log", "w")  # noqa: SIM115 - closed in the teardown
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 40
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{(home / 'server.log').read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not answer within 40 s:\n{(home / 'server.log').read_text()[-3000:]}")
-            time.sleep(0.3)
-        yield base, token
-    finally:
-        # the server's own process group: the server and the kernels it started
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=5)
-        log.close()
+    with jupyterlab(root, tmp_path_factory.mktemp("lab-home")) as server:
+        yield server
 
 
 def _expected(W_Q: list[list[float]]) -> dict[str, list[list[str]]]:
@@ -196,23 +127,13 @@ def test_moving_a_slider_in_jupyterlab_updates_the_page_and_the_kernel(lab, tmp_
         try:
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(f"{base}/lab/tree/playground.ipynb?reset&token={token}")
-            page.wait_for_function(
-                """() => {
-                  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-                  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-                  return k && k.status === 'idle';
-                }"""
-            )
+            page.wait_for_function(KERNEL_IDLE_JS)
             print(f"{time.monotonic() - started:.1f}s kernel idle")
             page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
             # both explorers of the page are drawn by the front-end module and the kernel is done with every cell
             page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 2")
             print(f"{time.monotonic() - started:.1f}s explorers drawn")
-            page.wait_for_function(
-                """() => { const w = window.jupyterapp.shell.currentWidget;
-                           return w.sessionContext.session.kernel.status === 'idle'
-                                  && [...w.content.widgets].every(c => c.model.type !== 'code' || c.model.executionCount); }"""
-            )
+            page.wait_for_function(ALL_CELLS_RAN_JS)
             print(f"{time.monotonic() - started:.1f}s all cells ran")
             before = _check_page_and_kernel(page, "after run-all (ex.reset())")
             assert before["weights"][0] == ["0.4555", "0.2246", "0.3199"]

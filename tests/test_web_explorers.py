@@ -15,48 +15,68 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from explorer_support import READ_EXPLORER_JS, mismatches
-from web_support import ARTIFACTS, browser_context, serve
+from web_support import ARTIFACTS, browser_contexts, serve
 
 from attnlib.explorers.state import no_key_message
 
 pytestmark = pytest.mark.slow
 
-# page -> the kinds of its explorers, in page order
+# page (chapter number) -> the kind of explorer its widget cell shows (a page may hold more, e.g. in an exercise)
 PAGES = {
-    "playground": ["attention", "attention"],
-    "03": ["attention"],
-    "05": ["scaling"],
-    "06": ["attention"],
-    "07": ["scale_comparison"],
-    "08": ["head_count"],
-    "09": ["attention"],
-    "11": ["positional"],
+    "playground": "attention",
+    "03": "attention",
+    "05": "scaling",
+    "06": "attention",
+    "07": "scale_comparison",
+    "08": "head_count",
+    "09": "attention",
+    "11": "positional",
 }
+KIND = re.compile(r'<div class="attnlib-explorer" data-attnlib-kind="([a-z_]+)"')
 SHOTS = ARTIFACTS / "explorers"
 MOUNTED_JS = "(n) => document.querySelectorAll('div.attnlib-explorer.attnlib-mounted').length === n"
 
 
-def _resolve_pages(html: Path) -> dict[str, list[str]]:
-    """The page names above, matched by chapter number (a renamed chapter file still counts)."""
+def _resolve_pages(html: Path) -> dict[str, tuple[str, list[str]]]:
+    """Each chapter's built page (found by its number) and the kinds of the explorers on it, in page order."""
     out = {}
-    for name, kinds in PAGES.items():
+    for name, kind in PAGES.items():
         found = sorted((html / "chapters").glob(f"{name}*.html"))
         assert len(found) == 1, f"no single built page for chapter {name}: {found}"
+        kinds = KIND.findall(found[0].read_text(encoding="utf-8"))
+        assert kind in kinds, f"{found[0].name}: no {kind} explorer (found {kinds})"
         out[name] = (found[0].relative_to(html).as_posix(), kinds)
     return out
+
+
+@dataclass
+class Site:
+    base: str
+    context: object
+    blocker: object
+    pages: dict
+    no_js: object
+
+    def __iter__(self):
+        return iter((self.base, self.context, self.blocker, self.pages))
 
 
 @pytest.fixture(scope="module")
 def site(web_html, tmp_path_factory):
     pages = _resolve_pages(web_html)
-    with serve(web_html) as base:
-        with browser_context(tmp_path_factory.mktemp("chromium-explorers"), viewport={"width": 1280, "height": 800}) as (context, blocker):
-            yield base, context, blocker, pages
+    profiles = [
+        (tmp_path_factory.mktemp("chromium-explorers"), {"viewport": {"width": 1280, "height": 800}}),
+        (tmp_path_factory.mktemp("chromium-no-js"), {"java_script_enabled": False}),
+    ]
+    with serve(web_html) as base, browser_contexts(profiles) as [(context, blocker), (no_js, _)]:
+        yield Site(base, context, blocker, pages, no_js)
 
 
 class Watch:
@@ -187,15 +207,15 @@ def test_explorers_are_live_and_agree_with_attnlib(site, name):
 
 def test_a_bad_link_is_ignored_with_a_message(site):
     base, context, _, pages = site
-    real, _ = pages["06"]
-    page, watch = _open(context, base + real + "#e1=not-a-setting!", 1)
+    real, kinds = pages["06"]
+    page, watch = _open(context, base + real + "#e1=not-a-setting!", len(kinds))
     note = page.locator(".attnlib-link-problem")
     assert note.is_visible() and "not fully used" in note.inner_text()
     _agrees(page, 0, "after a bad link")
     page.close()
     # well-formed JSON with an out-of-range W_Q: that part is ignored, the rest (d_k) is used
     link = base64.urlsafe_b64encode(json.dumps({"W_Q": [[9, 0], [0, 1]], "dk": 1}).encode()).decode().rstrip("=")
-    page, watch2 = _open(context, f"{base}{real}#e1={link}", 1)
+    page, watch2 = _open(context, f"{base}{real}#e1={link}", len(kinds))
     note = page.locator(".attnlib-link-problem").inner_text()
     assert "W_Q" in note, note
     controls = _read(page, 0)["controls"]
@@ -246,17 +266,15 @@ def test_one_screen_at_1280x800_and_reflow_at_390(site):
     assert not watch.errors, watch.errors
 
 
-def test_without_javascript_the_snapshot_is_shown(web_html, tmp_path):
-    pages = _resolve_pages(web_html)
-    with serve(web_html) as base, browser_context(tmp_path / "nojs", java_script_enabled=False) as (context, _):
-        for real, kinds in pages.values():
-            page = context.new_page()
-            page.goto(base + real)
-            divs = page.locator("div.attnlib-explorer")
-            assert divs.count() == len(kinds), real
-            for i in range(len(kinds)):
-                snap = divs.nth(i).locator(".attnlib-snapshot")
-                assert snap.is_visible(), f"{real}: snapshot {i} hidden without JavaScript"
-                assert snap.locator("table, img, svg").count() >= 1 and snap.inner_text().strip(), real
-                assert divs.nth(i).locator(".attnlib-live").count() == 0
-            page.close()
+def test_without_javascript_the_snapshot_is_shown(site):
+    for real, kinds in site.pages.values():
+        page = site.no_js.new_page()
+        page.goto(site.base + real)
+        divs = page.locator("div.attnlib-explorer")
+        assert divs.count() == len(kinds), real
+        for i in range(len(kinds)):
+            snap = divs.nth(i).locator(".attnlib-snapshot")
+            assert snap.is_visible(), f"{real}: snapshot {i} hidden without JavaScript"
+            assert snap.locator("table, img, svg").count() >= 1 and snap.inner_text().strip(), real
+            assert divs.nth(i).locator(".attnlib-live").count() == 0
+        page.close()

@@ -183,8 +183,9 @@ function renderAttention({ model, el: host }) {
   for (const v of VIEW_ORDER) {
     if (!views.includes(v)) continue;
     if (v === "plane") {
-      plane = el("figure", { class: "attnlib-plane" });
-      viewBox.append(plane);
+      const figure = el("figure", { class: "attnlib-plane" });
+      plane = new Plane(figure, tokens, style);
+      viewBox.append(figure);
     } else {
       tables[v] = new MatrixView(v, style);
       viewBox.append(el("div", { class: "attnlib-cell" }, tables[v].table));
@@ -204,8 +205,9 @@ function renderAttention({ model, el: host }) {
     }
     const dk = read(model, "dk", 0);
     if (dkSelect) {
-      dkSelect.value = String(dk);
-      dkLabel.textContent = dkText(dk);
+      if (dkSelect.value !== String(dk)) dkSelect.value = String(dk);
+      const t = dkText(dk);
+      if (dkLabel.textContent !== t) dkLabel.textContent = t;
     }
     if (modeInputs) {
       const mode = read(model, "mask_mode", "none");
@@ -245,7 +247,7 @@ function renderAttention({ model, el: host }) {
       if (v === "output") opts.messages = r.messages;
       changed += view.update(M, opts);
     }
-    if (plane) drawPlane(plane, X, r.output, tokens, style);
+    if (plane) plane.update(X, r.output);
     const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
     const empty = Object.keys(r.messages).map((i) => tokens[i]);
     const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
@@ -270,37 +272,65 @@ function renderAttention({ model, el: host }) {
   };
 }
 
-/** Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane. */
-function drawPlane(figure, X, output, tokens, style) {
-  const size = 230, pad = 18;
-  let lim = 1.2;
-  for (const p of X) lim = Math.max(lim, Math.abs(p[0]) * 1.15, Math.abs(p[1]) * 1.15);
-  for (const p of output) if (p) lim = Math.max(lim, Math.abs(p[0]) * 1.15, Math.abs(p[1]) * 1.15);
-  const xy = (p) => [pad + ((p[0] + lim) / (2 * lim)) * (size - 2 * pad), size - pad - ((p[1] + lim) / (2 * lim)) * (size - 2 * pad)];
-  const [ox, oy] = xy([0, 0]);
-  const svg = el("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, role: "img", class: "attnlib-plane-svg" });
-  svg.append(
-    el("line", { x1: pad, y1: oy, x2: size - pad, y2: oy, class: "attnlib-axis" }),
-    el("line", { x1: ox, y1: pad, x2: ox, y2: size - pad, class: "attnlib-axis" }),
-    el("text", { x: size - pad, y: oy + 12, "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "noun \u2192" }),
-    el("text", { x: ox - 4, y: pad + 8, "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "verb \u2191" }),
-  );
-  const desc = [];
-  tokens.forEach((t, i) => {
-    const colour = tokenColour(style, i);
-    for (const [vec, label, dashed] of [[X[i], t, false], [output[i], `o${i + 1}`, true]]) {
-      if (!vec) continue;
-      const [x, y] = xy(vec);
-      svg.append(
-        el("line", { x1: ox, y1: oy, x2: x, y2: y, stroke: colour, "stroke-width": 2.5, "stroke-dasharray": dashed ? "5,3" : null }),
-        el("circle", { cx: x, cy: y, r: 3.5, fill: colour }),
-        el("text", { x: x + 4, y: y + (dashed ? 12 : -4), "font-size": 11, class: "attnlib-point-label", text: label }),
-      );
-      desc.push(`${label} at (${vec[0].toFixed(2)}, ${vec[1].toFixed(2)})`);
-    }
-  });
-  svg.setAttribute("aria-label", `Noun/verb plane: tokens as solid arrows, outputs as dashed arrows; ${desc.join("; ")}`);
-  figure.replaceChildren(svg, el("figcaption", { text: "tokens (solid) and outputs (dashed)" }));
+/** Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane; built once, then moved. */
+class Plane {
+  constructor(figure, tokens, style) {
+    const size = (this.size = 230);
+    this.pad = 18;
+    this.svg = el("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, role: "img", class: "attnlib-plane-svg" });
+    this.axes = [el("line", { class: "attnlib-axis" }), el("line", { class: "attnlib-axis" })];
+    this.axisLabels = [
+      el("text", { "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "noun \u2192" }),
+      el("text", { "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "verb \u2191" }),
+    ];
+    this.svg.append(...this.axes, ...this.axisLabels);
+    this.arrows = tokens.map((t, i) => {
+      const colour = tokenColour(style, i);
+      return [[t, false], [`o${i + 1}`, true]].map(([label, dashed]) => {
+        const parts = {
+          label,
+          dashed,
+          line: el("line", { stroke: colour, "stroke-width": 2.5, "stroke-dasharray": dashed ? "5,3" : null }),
+          dot: el("circle", { r: 3.5, fill: colour }),
+          text: el("text", { "font-size": 11, class: "attnlib-point-label", text: label }),
+        };
+        this.svg.append(parts.line, parts.dot, parts.text);
+        return parts;
+      });
+    });
+    figure.replaceChildren(this.svg, el("figcaption", { text: "tokens (solid) and outputs (dashed)" }));
+  }
+
+  update(X, output) {
+    const { size, pad } = this;
+    let lim = 1.2;
+    for (const p of X) lim = Math.max(lim, Math.abs(p[0]) * 1.15, Math.abs(p[1]) * 1.15);
+    for (const p of output) if (p) lim = Math.max(lim, Math.abs(p[0]) * 1.15, Math.abs(p[1]) * 1.15);
+    const xy = (p) => [pad + ((p[0] + lim) / (2 * lim)) * (size - 2 * pad), size - pad - ((p[1] + lim) / (2 * lim)) * (size - 2 * pad)];
+    const [ox, oy] = xy([0, 0]);
+    const set = (node, attrs) => { for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, typeof v === "number" ? v.toFixed(1) : v); };
+    set(this.axes[0], { x1: pad, y1: oy, x2: size - pad, y2: oy });
+    set(this.axes[1], { x1: ox, y1: pad, x2: ox, y2: size - pad });
+    set(this.axisLabels[0], { x: size - pad, y: oy + 12 });
+    set(this.axisLabels[1], { x: ox - 4, y: pad + 8 });
+    const desc = [];
+    this.arrows.forEach((pair, i) => {
+      pair.forEach((a) => {
+        const vec = a.dashed ? output[i] : X[i];
+        const hidden = vec ? null : "hidden";
+        for (const node of [a.line, a.dot, a.text]) {
+          if (hidden) node.setAttribute("visibility", "hidden"); else node.removeAttribute("visibility");
+        }
+        if (!vec) return;
+        const [x, y] = xy(vec);
+        set(a.line, { x1: ox, y1: oy, x2: x, y2: y });
+        set(a.dot, { cx: x, cy: y });
+        set(a.text, { x: x + 4, y: y + (a.dashed ? 12 : -4) });
+        desc.push(`${a.label} at (${vec[0].toFixed(2)}, ${vec[1].toFixed(2)})`);
+      });
+    });
+    this.svg.setAttribute("aria-label", `Noun/verb plane: tokens as solid arrows, outputs as dashed arrows; ${desc.join("; ")}`);
+  }
 }
 
 /** Check a setting that comes from a link against the explorer's data; returns [values, problems]. */

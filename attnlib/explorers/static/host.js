@@ -109,7 +109,10 @@ async function start() {
   const mounted = [];
   window.attnlibExplorers = mounted;
   const divs = [...document.querySelectorAll("div.attnlib-explorer")];
-  for (const [i, div] of divs.entries()) await mount(div, i, mounted);
+  for (const [i, div] of divs.entries()) {
+    await mount(div, i, mounted);
+    if (mounted.length === 1 && i === 0) performance.mark("attnlib-first-live");
+  }
   performance.mark("attnlib-live");
   document.dispatchEvent(new CustomEvent("attnlib:live", { detail: { count: mounted.length } }));
 }

@@ -27,16 +27,16 @@ export function formatValue(v, style) {
   if (v === -Infinity) return (style && style.neg_inf) || "\u2212\u221e";
   if (!Number.isFinite(v)) return String(v);
   const neg = v < 0;
-  let text = Math.abs(v).toFixed(decimals);
-  if (Math.abs(v) < 1e21) {
-    // a tie at the last place (exactly ...5 in the binary value): Python keeps the even digit
-    const exact = Math.abs(v).toFixed(Math.min(100, decimals + 60));
+  const a = Math.abs(v);
+  let text = a.toFixed(decimals);
+  // a tie at the last place (exactly ...5 in the binary value): Python keeps the even digit, toFixed rounds up
+  const scaled = a * 10 ** decimals;
+  if (a < 1e21 && Math.abs(scaled - Math.floor(scaled) - 0.5) < 1e-6) {
+    const exact = a.toFixed(Math.min(100, decimals + 60));
     const cut = exact.indexOf(".") + 1 + decimals;
-    const rest = exact.slice(cut);
-    if (/^50*$/.test(rest)) {
+    if (/^50*$/.test(exact.slice(cut))) {
       const kept = exact.slice(0, cut).replace(/\.$/, "");
-      const lastDigit = Number(kept[kept.length - 1]);
-      if (lastDigit % 2 === 0) text = kept;
+      if (Number(kept[kept.length - 1]) % 2 === 0) text = kept;
     }
   }
   if (neg && Number(text) !== 0) text = "-" + text;
@@ -75,9 +75,9 @@ export class MatrixView {
     const style = this.style;
     const messages = opts.messages || {};
     const sums = opts.rowSums || null;
-    const key = JSON.stringify([opts.rows, opts.cols, Object.keys(messages), !!sums]);
+    const key = `${opts.rows.join("\u0000")}|${opts.cols.join("\u0000")}|${Object.keys(messages).join(",")}|${!!sums}`;
     if (this.caption.textContent !== opts.caption) this.caption.textContent = opts.caption;
-    if (key !== this.key) this.build(opts, messages, !!sums);
+    if (key !== this.key) this.build(opts, messages, !!sums, key);
     let lo = opts.vmin, hi = opts.vmax;
     if (lo === undefined || hi === undefined) {
       let a = Infinity, b = -Infinity;
@@ -95,35 +95,35 @@ export class MatrixView {
       const prev = this.previous && this.previous[i];
       const rowTexts = [];
       row.forEach((v, j) => {
-        const td = this.cells[i][j];
+        const cell = this.cells[i][j];
         const text = formatValue(v, style);
         rowTexts.push(text);
-        let cls = "";
-        if (Number.isFinite(v)) {
-          const k = colourIndex(v, lo, hi);
-          td.style.background = style.lut[k];
-          td.style.color = style.text[k];
-        } else {
-          td.style.background = "";
-          td.style.color = "";
-          cls = "attnlib-masked";
+        const k = Number.isFinite(v) ? colourIndex(v, lo, hi) : -1;
+        if (k !== cell.k) {
+          cell.k = k;
+          cell.td.style.background = k >= 0 ? style.lut[k] : "";
+          cell.td.style.color = k >= 0 ? style.text[k] : "";
         }
         const old = prev ? prev[j] : null;
-        if (old !== null && old !== undefined && old !== text) {
+        const moved = old !== null && old !== undefined && old !== text;
+        let cls = k >= 0 ? "" : "attnlib-masked";
+        let arrow = "", spoken = "";
+        if (moved) {
           changed += 1;
           cls += " attnlib-changed";
-          const up = parseShown(text, style) > parseShown(old, style);
-          td.replaceChildren(
-            el("span", { class: "attnlib-arrow", "aria-hidden": "true", text: up ? ARROW_UP : ARROW_DOWN }),
-            el("span", { class: "attnlib-sr", text: `changed from ${old}, now ` }),
-            text,
-          );
-        } else if (td.childNodes.length !== 1 || td.textContent !== text) {
-          td.textContent = text;
+          arrow = parseShown(text, style) > parseShown(old, style) ? ARROW_UP : ARROW_DOWN;
+          spoken = `changed from ${old}, now `;
         }
-        td.className = cls.trim();
+        cls = cls.trim();
+        if (cell.cls !== cls) { cell.cls = cls; cell.td.className = cls; }
+        if (cell.arrow.textContent !== arrow) cell.arrow.textContent = arrow;
+        if (cell.sr.textContent !== spoken) cell.sr.textContent = spoken;
+        if (cell.value.data !== text) cell.value.data = text;
       });
-      if (sums) this.sumCells[i].textContent = formatValue(sums[i], style);
+      if (sums) {
+        const t = formatValue(sums[i], style);
+        if (this.sumCells[i].textContent !== t) this.sumCells[i].textContent = t;
+      }
       texts.push(rowTexts);
     });
     this.table.querySelectorAll("tr.attnlib-highlight").forEach((tr) => tr.classList.remove("attnlib-highlight"));
@@ -132,8 +132,8 @@ export class MatrixView {
     return changed;
   }
 
-  build(opts, messages, withSums) {
-    this.key = JSON.stringify([opts.rows, opts.cols, Object.keys(messages), withSums]);
+  build(opts, messages, withSums, key) {
+    this.key = key;
     this.previous = null;
     const head = el("tr", {}, el("td", { class: "attnlib-corner" }));
     for (const c of opts.cols) head.append(el("th", { scope: "col", text: c }));
@@ -149,8 +149,12 @@ export class MatrixView {
         tr.append(el("td", { colspan: opts.cols.length + (withSums ? 1 : 0), class: "attnlib-message", "data-i": i, role: "note", text: messages[i] }));
       } else {
         opts.cols.forEach((_, j) => {
-          const td = el("td", { "data-i": i, "data-j": j });
-          rowCells.push(td);
+          // arrow (hidden from screen readers), "changed from ..." (screen readers only), the value
+          const arrow = el("span", { class: "attnlib-arrow", "aria-hidden": "true" });
+          const sr = el("span", { class: "attnlib-sr" });
+          const value = document.createTextNode("");
+          const td = el("td", { "data-i": i, "data-j": j }, arrow, sr, value);
+          rowCells.push({ td, arrow, sr, value, k: null, cls: null });
           tr.append(td);
         });
         if (withSums) {
@@ -189,7 +193,8 @@ export function slider({ label, name, value, min, max, step, onInput, describe, 
     input,
     set(v) {
       if (Number(input.value) !== v) input.value = String(v);
-      readout.textContent = Number(v).toFixed(digits);
+      const t = Number(v).toFixed(digits);
+      if (readout.textContent !== t) readout.textContent = t;
     },
   };
 }
@@ -203,7 +208,7 @@ export function statusArea() {
   return {
     el: box,
     say(shown, spoken) {
-      visible.textContent = shown;
+      if (visible.textContent !== shown) visible.textContent = shown;
       // announce once the reader pauses (a held arrow key would otherwise queue every step)
       clearTimeout(timer);
       timer = setTimeout(() => { live.textContent = spoken; }, 250);
@@ -323,8 +328,9 @@ export function choiceSlider({ label, choices, value, format = String, onChange,
   const input = el("input", { type: "range", id, min: 0, max: choices.length - 1, step: 1, value: index, "aria-label": label, class: `attnlib-range ${cls || ""}`.trim() });
   const readout = el("output", { for: id, class: "attnlib-readout attnlib-choice-readout", "aria-hidden": "true" });
   const show = (v) => {
-    readout.textContent = format(v);
-    input.setAttribute("aria-valuetext", format(v));
+    const t = format(v);
+    if (readout.textContent !== t) readout.textContent = t;
+    if (input.getAttribute("aria-valuetext") !== t) input.setAttribute("aria-valuetext", t);
   };
   show(choices[index]);
   input.addEventListener("input", () => {
