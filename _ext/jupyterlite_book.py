@@ -33,9 +33,10 @@ book needs on top:
   pure-Python wheels, at the versions installed here, are fetched from PyPI
   once (``pip download --platform any``: psygnal also has compiled wheels,
   which Pyodide cannot load; kept in ``<build>/jupyterlite/wheels/``) and
-  registered the same way. Their other needs (``comm``, ``ipython``,
-  ``traitlets``, ``typing-extensions``) come with the kernel or the Pyodide
-  distribution. anywidget's front end (its JupyterLab extension, installed
+  registered the same way. Their other needs come with the kernel (``comm``,
+  ``ipython``, ``traitlets``) or are Pyodide packages preloaded by name
+  (``typing-extensions``, in ``lite/jupyter-lite.json``: Pyodide does not
+  resolve the needs of a wheel given by its address). anywidget's front end (its JupyterLab extension, installed
   here with the Python package) is copied into the site by jupyterlite-core
   with the environment's other federated extensions.
 

@@ -8,10 +8,15 @@ What runs: JupyterLab (lite) opens ``chapters/01-running-example.ipynb``, the
 Pyodide 314.0.6 runtime (npm ``pyodide``) starts in the kernel's worker,
 the kernel installs its own start-up packages, the book's preloaded attnlib and
 ipywidgets wheels are installed from the site without ``%pip``, a pure-Python
-cell typed into the notebook runs, and an ipywidgets slider renders live.
+cell typed into the notebook runs, an ipywidgets slider renders live, and
+attnlib's own front-end module of the scaling explorer, loaded from the
+preloaded wheel's files, runs as an anywidget (anywidget, psygnal and
+typing-extensions preloaded, anywidget's lab extension in the site): a key
+press on its d_k slider recomputes the weights in the page.
 
 What does not run here: anything that imports numpy, matplotlib or sympy,
-including ``import attnlib`` itself. Their browser builds come from the Pyodide
+including ``import attnlib`` itself, so none of the book's explorers with
+attnlib's own Python model can run here. Their browser builds come from the Pyodide
 CDN when a reader opens the page, and neither the CDN nor a browser build of
 numpy or matplotlib on PyPI is reachable from this machine
 (see tests/lite_support.py for exactly what the copy changes).
@@ -135,12 +140,23 @@ def lite_run(web_html, tmp_path_factory) -> dict:
                 page.keyboard.press("Enter")
                 page.keyboard.type(ANYWIDGET_CELL)
                 page.keyboard.press("Shift+Enter")
-                panel = page.wait_for_selector(".jp-Notebook .attnlib-live .attnlib-panel", timeout=120_000)
-                weights = ".attnlib-live table[data-view=weights] tbody tr >> nth=1"
-                result["explorer_before"] = page.locator(weights).inner_text()
+                try:
+                    panel = page.wait_for_selector(".jp-Notebook .attnlib-live .attnlib-panel", timeout=120_000)
+                except Exception:
+                    cell = page.locator(".jp-Notebook .jp-Cell >> nth=2")
+                    shot = Path(__file__).resolve().parent.parent / "test-artifacts" / "lite-explorer-failure.png"
+                    page.screenshot(path=str(shot), full_page=True)
+                    shown = cell.inner_text()[-2000:]
+                    raise AssertionError(f"no explorer panel; the cell shows: {shown!r}; console: {console[-10:]}") from None
+                # the shown text of the "scaled" row (without the arrow and the screen-reader "changed from ...")
+                row_js = """() => [...document.querySelectorAll('.attnlib-live table[data-view=weights] tbody tr')[1].children]
+                  .map(c => { const k = c.cloneNode(true); k.querySelectorAll('span').forEach(s => s.remove());
+                              return k.textContent.trim(); })
+                  .join(' ')"""
+                result["explorer_before"] = page.evaluate(row_js)
                 page.locator(".attnlib-live input.attnlib-dk").focus()
                 page.keyboard.press("ArrowRight")
-                result["explorer_after"] = _poll(lambda: page.locator(weights).inner_text(), lambda t: t != result["explorer_before"])
+                result["explorer_after"] = _poll(lambda: page.evaluate(row_js), lambda t: t != result["explorer_before"])
                 result["explorer_panel"] = panel.inner_text()
                 artifacts = Path(__file__).resolve().parent.parent / "test-artifacts"
                 artifacts.mkdir(exist_ok=True)
