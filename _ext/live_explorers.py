@@ -11,18 +11,20 @@ This extension
 * adds ``<script type="module" src=".../_explorers/host.js">`` to the pages whose body
   contains an explorer, and to no other page. ``host.js`` mounts each explorer live in the
   page (no kernel, nothing from another host) and hides the snapshot, which stays for
-  print and for readers without JavaScript.
+  print and for readers without JavaScript. The page's ``<head>`` also links the stylesheet
+  and ``modulepreload``s the modules it will import, so they download while the page parses.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.builders.html._assets import _JavaScript
 from sphinx.util import logging
 
-from attnlib.explorers.frontend import write_modules
+from attnlib.explorers.frontend import CSS, KINDS, SHARED, write_modules
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,7 @@ logger = logging.getLogger(__name__)
 TARGET = "_explorers"
 HOST = f"{TARGET}/host.js"
 MARKER = 'class="attnlib-explorer"'
+KIND = re.compile(r'class="attnlib-explorer" data-attnlib-kind="([a-z_]+)"')
 
 
 def page_has_explorer(body: str) -> bool:
@@ -37,10 +40,22 @@ def page_has_explorer(body: str) -> bool:
     return MARKER in body
 
 
+def head_links(body: str, pathto) -> str:
+    """``<head>`` links that let the browser fetch the explorers' files while it parses the page:
+    the stylesheet, and a ``modulepreload`` for the shared modules and each kind on the page."""
+    kinds = sorted(set(KIND.findall(body)) & set(KINDS))
+    modules = [*SHARED, *(f"{kind}.js" for kind in kinds)]
+    links = [f'<link rel="stylesheet" href="{pathto(f"{TARGET}/{CSS}", 1)}" data-attnlib-css="">']
+    links += [f'<link rel="modulepreload" href="{pathto(f"{TARGET}/{name}", 1)}">' for name in modules]
+    return "\n".join(links) + "\n"
+
+
 def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    if page_has_explorer(context.get("body", "")):
+    body = context.get("body", "")
+    if page_has_explorer(body):
         # this page only, and relative to the site's root (app.add_js_file would put it under _static/)
         context.setdefault("script_files", []).append(_JavaScript(HOST, type="module"))
+        context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"])
 
 
 def _copy(app: Sphinx, exception: Exception | None) -> None:
