@@ -3,7 +3,7 @@
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
 import {
   el, formatValue, MatrixView, slider, statusArea, messageBox, panel, copyLink, tokenColour, read,
-  checkMatrix, checkChoice, checkCells,
+  checkMatrix, checkChoice, checkCells, saveSoon,
 } from "./ui.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
@@ -40,7 +40,7 @@ function renderAttention({ model, el: host }) {
   const commit = (values, what) => {
     lastChange = what;
     for (const [k, v] of Object.entries(values)) model.set(k, v);
-    model.save_changes();
+    saveSoon(model);
   };
 
   // ---- controls ---------------------------------------------------------------------------

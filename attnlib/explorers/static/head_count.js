@@ -1,7 +1,7 @@
 // The head-count explorer (kind "head_count", chapter 8): a seeded 4-token example of width 8 split
 // across 1, 2, 4 or 8 heads; one weights table per head; the parameter count (from attnlib) stays.
 import { multiHead } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
 
 function renderHeadCount({ model, el: host }) {
   const title = read(model, "title", "Number of heads");
@@ -14,7 +14,7 @@ function renderHeadCount({ model, el: host }) {
     onChange: (v) => {
       lastChange = `number of heads changed from ${read(model, "n_heads", 2)} to ${v}`;
       model.set("n_heads", v);
-      model.save_changes();
+      saveSoon(model);
     },
   });
   L.controls.prepend(control.el);

@@ -1,7 +1,7 @@
 // The positional explorer (kind "positional", chapter 11): the sinusoidal table (from attnlib, passed
 // in `tables`) for a chosen d_model, one position t outlined, and its dot product with every position.
 import { positionalViews } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
 
 function renderPositional({ model, el: host }) {
   const title = read(model, "title", "Sinusoidal positions");
@@ -10,7 +10,7 @@ function renderPositional({ model, el: host }) {
   const nPositions = (read(model, "tables", {})[String(dChoices[0])] || []).length || 12;
   const positions = Array.from({ length: nPositions }, (_, t) => t);
   let lastChange = "initial setting";
-  const set = (key, v, what) => { lastChange = what; model.set(key, v); model.save_changes(); };
+  const set = (key, v, what) => { lastChange = what; model.set(key, v); saveSoon(model); };
   const posControl = choiceSlider({
     label: "position t", choices: positions, value: read(model, "position", 1), cls: "attnlib-position",
     onChange: (v) => set("position", v, `position t changed from ${read(model, "position", 1)} to ${v}`),

@@ -1,7 +1,7 @@
 // The scale-comparison explorer (kind "scale_comparison", chapter 7): the running example stretched
 // by a factor, attending to itself without scaling and with the scores divided by sqrt(d).
 import { scaleComparisonViews, snap } from "./compute.js";
-import { el, formatValue, MatrixView, read, slider, focusedLayout, listen } from "./ui.js";
+import { el, formatValue, MatrixView, read, slider, focusedLayout, listen, saveSoon } from "./ui.js";
 
 const LENGTH = { min: 0.25, max: 6, step: 0.25 };
 
@@ -16,7 +16,7 @@ function renderScaleComparison({ model, el: host }) {
       const old = read(model, "length", 1), value = snap(v, LENGTH);
       lastChange = `length factor moved from ${old.toFixed(2)} to ${value.toFixed(2)}`;
       model.set("length", value);
-      model.save_changes();
+      saveSoon(model);
     },
   });
   control.input.classList.add("attnlib-length");

@@ -1,7 +1,7 @@
 // The scaling explorer (kind "scaling", chapter 5): the seeded scores of one query against six keys
 // (computed by attnlib in Python, passed in `samples`), divided by sqrt(d_k), and both softmaxes.
 import { scalingViews } from "./compute.js";
-import { el, formatValue, MatrixView, read, choiceSlider, focusedLayout, listen, checkChoice } from "./ui.js";
+import { el, formatValue, MatrixView, read, choiceSlider, focusedLayout, listen, checkChoice, saveSoon } from "./ui.js";
 
 function renderScaling({ model, el: host }) {
   const title = read(model, "title", "Scaling: the dimension d_k of queries and keys");
@@ -13,7 +13,7 @@ function renderScaling({ model, el: host }) {
     onChange: (v) => {
       lastChange = `d_k changed from ${read(model, "dk", 2)} to ${v}`;
       model.set("dk", v);
-      model.save_changes();
+      saveSoon(model);
     },
   });
   L.controls.prepend(control.el);

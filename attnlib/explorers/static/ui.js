@@ -315,6 +315,14 @@ export function tokenColour(style, i) {
   return palette[i % palette.length];
 }
 
+/**
+ * Send the model's changes to the kernel after this turn's views are drawn: the draw was queued as a
+ * microtask by the change event, so queueing the send behind it puts the page's update first.
+ */
+export function saveSoon(model) {
+  queueMicrotask(() => model.save_changes());
+}
+
 /** Read a trait with a default (the static host and anywidget both return undefined for a missing key). */
 export function read(model, key, fallback) {
   const v = model.get(key);
