@@ -3,17 +3,19 @@
 import { scaleComparisonViews, snap } from "./compute.js";
 import { el, formatValue, MatrixView, read, slider, focusedLayout, listen, saveSoon } from "./ui.js";
 
+// the range when the data does not say (Python sends it as `length_range`)
 const LENGTH = { min: 0.25, max: 6, step: 0.25 };
 
 function renderScaleComparison({ model, el: host }) {
   const title = read(model, "title", "Unscaled against scaled, as the vectors grow");
   const L = focusedLayout(host, model, title, "scale_comparison", ["length"]);
   const tokens = read(model, "tokens", []);
+  const range = read(model, "length_range", LENGTH);
   let lastChange = "initial setting";
   const control = slider({
-    label: "length factor", name: "length \u00d7", value: read(model, "length", 1), ...LENGTH,
+    label: "length factor", name: "length \u00d7", value: read(model, "length", 1), ...range,
     onInput: (v) => {
-      const old = read(model, "length", 1), value = snap(v, LENGTH);
+      const old = read(model, "length", 1), value = snap(v, range);
       lastChange = `length factor moved from ${old.toFixed(2)} to ${value.toFixed(2)}`;
       model.set("length", value);
       saveSoon(model);
@@ -46,9 +48,9 @@ function renderScaleComparison({ model, el: host }) {
 }
 
 export function acceptLink(model, obj) {
-  const v = obj.length;
-  if (typeof v !== "number" || !Number.isFinite(v) || v < LENGTH.min || v > LENGTH.max) return [{}, [`length must be a number in [${LENGTH.min}, ${LENGTH.max}]`]];
-  return [{ length: snap(v, LENGTH) }, []];
+  const v = obj.length, range = read(model, "length_range", LENGTH);
+  if (typeof v !== "number" || !Number.isFinite(v) || v < range.min || v > range.max) return [{}, [`length must be a number in [${range.min}, ${range.max}]`]];
+  return [{ length: snap(v, range) }, []];
 }
 
 export default { render: renderScaleComparison };
