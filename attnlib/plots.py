@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
@@ -23,8 +24,11 @@ from ._validate import as_array, as_int, quiet
 __all__ = [
     "CMAP",
     "LINE_COLOURS",
-    "OKABE_ITO",
+    "MASKED_COLOUR",
     "MASKED_TEXT",
+    "NEG_INF_TEXT",
+    "OKABE_ITO",
+    "colour_table",
     "format_row",
     "format_value",
     "heatmap",
@@ -43,9 +47,14 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 #: Okabe-Ito without its yellow, which is too faint for thin lines on white.
 LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
+#: Background of a masked (``-inf``) cell, in figures and in the explorers.
+MASKED_COLOUR = "#dddddd"
 
 #: How a masked cell (a ``-inf`` score) is written: a minus sign and the infinity symbol.
 MASKED_TEXT = "\u2212\u221e"
+
+#: The same text under the name the explorers use (one definition: :data:`MASKED_TEXT`).
+NEG_INF_TEXT = MASKED_TEXT
 
 #: Beyond this magnitude a value is written in scientific notation (``1.0000e+308``), so a cell stays short.
 _SCIENTIFIC_FROM = 1e15
@@ -136,6 +145,27 @@ def format_row(values: Any, decimals: int = 4) -> str:
     return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
 
 
+def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
+    """``n`` evenly spaced colours of ``cmap`` as hex, with the readable text colour for each.
+
+    The explorers colour a cell holding the fraction ``t`` of its view's range
+    with entry ``round(t * (n - 1))``, in the static snapshot and in the browser.
+
+    Examples
+    --------
+    >>> bg, fg = colour_table(2)
+    >>> bg, fg
+    (['#00224e', '#fee838'], ['white', 'black'])
+    """
+    n = as_int("n", n, minimum=1, what="a positive integer")
+    if n > 4096:
+        raise ValueError(f"n must be at most 4096 colours; got {n}")
+    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be the name of a matplotlib colormap (for example {CMAP!r}); got {cmap!r}"[:200])
+    rgba = matplotlib.colormaps[cmap](np.linspace(0.0, 1.0, n))
+    return [matplotlib.colors.to_hex(c) for c in rgba], [readable_text_colour(c) for c in rgba]
+
+
 def readable_text_colour(rgba: Sequence[float]) -> str:
     """Black or white, whichever contrasts more with the background ``rgba``.
 
@@ -212,7 +242,7 @@ def heatmap(
     with quiet():
         position = np.full(m.shape, 0.5) if hi == lo else np.clip((m / 2 - lo / 2) / (hi / 2 - lo / 2), 0.0, 1.0)
     shown = np.ma.masked_where(masked, position)
-    colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
+    colormap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
     image = ax.imshow(shown, cmap=colormap, vmin=0.0, vmax=1.0, aspect="auto")
     for i in range(n_rows):
         for j in range(n_cols):

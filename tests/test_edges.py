@@ -463,6 +463,7 @@ SPECS = [
      100, ()),
     ("plots.is_masked", plots.is_masked, lambda d: {"value": d(st.one_of(st.floats(), st.sampled_from(ODD)))}, 50, ()),
     ("plots.readable_text_colour", plots.readable_text_colour, b_rgba, 75, ()),
+    ("plots.colour_table", plots.colour_table, b_ints("n", high=300), 25, ()),
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
 ]
