@@ -51,12 +51,14 @@ GROUPED_INTEGER = re.compile(r"(?<![\w.,}])(\d{1,3}(?:(?:,|\{,\})\d{3})+)(?![\d]
 def prose_numbers(markdown: str) -> set[str]:
     """Decimals with two or more places and thousands-grouped integers in a Markdown text.
 
-    Link targets and inline code are skipped: they name files and calls, not results.
+    Link targets, inline code and raw HTML style blocks are skipped: they name files,
+    calls and layout, not results.
 
     >>> sorted(prose_numbers("weights $[0.4555, 0.2246]$, $1{,}048{,}576$ and 20,000 draws; `f(0.25)`"))
     ['0.2246', '0.4555', '1,048,576', '20,000']
     """
-    text = re.sub(r"`[^`]*`", " ", markdown)
+    text = re.sub(r"<style>.*?</style>", " ", markdown, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
     found = set(DECIMAL.findall(text))
     found |= {m.replace("{,}", ",") for m in GROUPED_INTEGER.findall(text)}
@@ -125,6 +127,7 @@ def test_the_chapters_state_numbers_the_test_reads():
 
 def test_the_parser_finds_decimals_and_grouped_integers():
     assert prose_numbers("$e^{0.7071} \\approx 2.0281$, 0.5, 3 tokens, 67,108,864 each") == {"0.7071", "2.0281", "67,108,864"}
+    assert prose_numbers("<style>\np { font-size: 0.78rem; }\n</style>\nweight 0.3302") == {"0.3302"}
     assert appears_in("1,048,576", "P = 1048576") and appears_in("1,048,576", "1,048,576 parameters")
     assert not appears_in("0.4556", "[0.4555 0.2246]")
     assert not appears_in("1,024", "10240")
