@@ -174,7 +174,7 @@ def _copy_chapters(app: Sphinx, config: Config) -> None:
     # after jupyterlite_sphinx emptied the contents folder
     target = Path(config.jupyterlite_content_dir) / CHAPTER_DIR
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".*", "__pycache__", "ruff.toml"))
 
 
 def _configure(app: Sphinx, config: Config) -> None:
