@@ -36,7 +36,7 @@ def test_exercise_6_3_triples_W_Q_within_the_sliders():
 
 def test_exercise_7_2_has_a_d_k_of_128_to_try():
     explorer = exercise_explorer("07", "ch07-exercise-07")
-    assert 128 in explorer.d_k_control.options, "the exercise asks for d_k = 128"
+    assert 128 in explorer.dk_choices, "the exercise asks for d_k = 128"
     explorer.d_k = 2
     q, k = explorer.sample()
     soft_unscaled = attnlib.softmax(attnlib.scaled_scores(q, k, scale=False)).max()
