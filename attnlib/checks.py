@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from . import compatibility, heads
+from . import compatibility, heads, variants
 from .core import attention, causal_mask, running_example, scaled_scores, self_attention, softmax
 from .positional import sinusoidal_encoding
 
@@ -202,10 +202,18 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(2017)
 
 
+def _own_case(seed: int | None, exercise: str, names: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The extra case drawn from a student's own seed (no case without a seed)."""
+    if seed is None:
+        return ()
+    inputs = variants.implement_inputs(exercise, seed).inputs
+    return ((f"your own inputs (seed {seed})", *(inputs[n] for n in names)),)
+
+
 # --- chapter 1 and 2: scores as dot products ------------------------------------------------
 
 
-def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(X)``, which should return every pairwise dot product ``X X^T``.
 
     Entry ``[i, j]`` is the dot product of token (row) ``i`` with token ``j``.
@@ -223,6 +231,7 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -
         ("the running example X", running_example()),
         ("4 tokens with 3 features", rng.normal(size=(4, 3))),
         ("a single token", np.array([[2.0, -1.0, 0.5]])),
+        *_own_case(seed, '1.2', ('X',)),
     ):
         cases.append(
             _Case(
@@ -236,7 +245,9 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -
     return _run("pairwise_dots", fn, cases, verbose)
 
 
-def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_bilinear_scores(
+    fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
+) -> CheckResult:
     """Check ``fn(X, W_Q, W_K)``, which should return the scores ``(X W_Q)(X W_K)^T``.
 
     Examples
@@ -253,6 +264,7 @@ def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any
         ("the running example with W_Q != W_K", running_example(), np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[0.5, 0.0], [1.0, -1.0]])),
         ("5 tokens, d_model = 4, d_k = 3", rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))),
         ("a single token", np.array([[1.0, -2.0]]), np.array([[1.0], [0.5]]), np.array([[2.0], [1.0]])),
+        *_own_case(seed, '2.2', ('X', 'W_Q', 'W_K')),
     ):
         want = compatibility.bilinear_scores(X, compatibility.bilinear_matrix(WQ, WK))
         cases.append(
@@ -270,7 +282,7 @@ def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any
 # --- chapter 4 and 5: softmax, the formula, scaling -------------------------------------------
 
 
-def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(x)``: a softmax along the last axis (each row of a matrix on its own).
 
     Cases: a vector, a matrix, huge and very negative logits (where the
@@ -292,6 +304,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> Chec
         ("very negative logits [[-1000, -1001], [-1200, -1202]]", np.array([[-1000.0, -1001.0], [-1200.0, -1202.0]])),
         ("a row with a -inf entry (a masked key)", np.array([[0.0, 0.7071, -np.inf]])),
         ("a single token [[2.5]]", np.array([[2.5]])),
+        *_own_case(seed, '4.2', ('logits',)),
     ):
         want = softmax(x)
         mistakes = []
@@ -309,7 +322,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> Chec
     return _run("softmax", fn, cases, verbose)
 
 
-def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K, V)``: the output ``softmax(Q K^T / sqrt(d_k)) V`` of scaled dot-product attention.
 
     Examples
@@ -327,6 +340,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
         ("2 queries, 4 keys, d_k = 3, d_v = 5", rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 5))),
         ("large scores (entries of size 30)", 30 * rng.normal(size=(3, 4)), 30 * rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
         ("a single key and value", rng.normal(size=(2, 3)), rng.normal(size=(1, 3)), np.array([[1.0, -1.0]])),
+        *_own_case(seed, '4.3', ('Q', 'K', 'V')),
     ):
         r = attention(Q, K, V)
         mistakes = [
@@ -346,7 +360,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
     return _run("attention", fn, cases, verbose)
 
 
-def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K)``: the scaled scores ``Q K^T / sqrt(d_k)``.
 
     Examples
@@ -364,6 +378,7 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
         ("2 queries, 5 keys, d_k = 4", rng.normal(size=(2, 4)), rng.normal(size=(5, 4))),
         ("6 queries, 3 keys, d_k = 9", rng.normal(size=(6, 9)), rng.normal(size=(3, 9))),
         ("a single token, d_k = 3", np.array([[1.0, 2.0, -1.0]]), np.array([[0.5, 0.5, 2.0]])),
+        *_own_case(seed, '5.2', ('Q', 'K')),
     ):
         raw = scaled_scores(Q, K, scale=False)
         want = scaled_scores(Q, K)
@@ -391,7 +406,9 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
 # --- chapter 6 and 8: one head, many heads ----------------------------------------------------
 
 
-def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_attention_head(
+    fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
+) -> CheckResult:
     """Check ``fn(X, W_Q, W_K, W_V)``: the output of one self-attention head.
 
     It should project ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and return
@@ -418,6 +435,7 @@ def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.nd
             rng.normal(size=(4, 2)),
         ),
         ("a single token", np.array([[0.3, -0.7]]), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 3))),
+        *_own_case(seed, '6.2', ('X', 'W_Q', 'W_K', 'W_V')),
     ):
         head = self_attention(Xc, WQ, WK, WV)
         Q, K, V, want = head.Q, head.K, head.V, head.output
@@ -439,7 +457,7 @@ def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.nd
     return _run("attention_head", fn, cases, verbose)
 
 
-def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True) -> CheckResult:
+def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(M, n_heads)``: the columns of ``M`` cut into ``n_heads`` consecutive blocks.
 
     The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``r``
@@ -457,6 +475,7 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
         ("a 3x6 matrix into 3 heads", rng.normal(size=(3, 6)), 3),
         ("an 8x8 weight matrix into 4 heads", rng.normal(size=(8, 8)), 4),
         ("one head (nothing to split)", rng.normal(size=(3, 4)), 1),
+        *_own_case(seed, '8.2', ('M', 'n_heads')),
     ):
         want = heads.split_heads(M, h)
         d = M.shape[1] // h
@@ -483,7 +502,7 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
 # --- chapter 9: masks -------------------------------------------------------------------------
 
 
-def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckResult:
+def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n)``: a boolean ``(n, n)`` causal mask, True where query ``i`` may attend to key ``j <= i``.
 
     Examples
@@ -494,7 +513,8 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckRe
     False
     """
     cases = []
-    for n in (3, 1, 6):
+    own = () if seed is None else variants.implement_inputs("9.2", seed).sizes
+    for n in (3, 1, 6, *own):
         want = causal_mask(n)
         label = "n = 1 (a single token)" if n == 1 else f"n = {n}"
         mistakes = (
@@ -515,7 +535,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckRe
     return _run("causal_mask", fn, cases, verbose)
 
 
-def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(scores, allowed)``: attention weights where forbidden keys get exactly 0.
 
     ``allowed`` is boolean (True = may attend); each row of the result sums
@@ -536,6 +556,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
         ("2 queries, 4 keys, a padding mask", rng.normal(size=(2, 4)), np.array([[True, True, False, True], [True, False, False, True]])),
         ("huge scores", 500 * rng.normal(size=(3, 3)), causal_mask(3)),
         ("a single token", np.array([[1.5]]), np.array([[True]])),
+        *_own_case(seed, '9.3', ('scores', 'allowed')),
     ):
         want = softmax(np.where(allowed, scores, -np.inf))
         after = softmax(scores) * allowed
@@ -558,7 +579,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
 # --- chapter 11: positions --------------------------------------------------------------------
 
 
-def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True) -> CheckResult:
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
 
     ``PE[t, 2i] = sin(t / 10000^(2i/d_model))``, ``PE[t, 2i+1] = cos(...)`` with
@@ -570,7 +591,9 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
     True
     """
     cases = []
-    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16)):
+    mine = None if seed is None else variants.implement_inputs("11.2", seed)
+    own = () if mine is None else ((mine.n_positions, mine.d_model),)
+    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16), *own):
         want = sinusoidal_encoding(n, d)
         t = np.arange(n)[:, None]
         i = np.arange(d // 2)[None, :]
