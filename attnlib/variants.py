@@ -130,8 +130,13 @@ def student_seed(student_id: str, assignment: str, key: str) -> int:
 
 
 def current_user() -> str:
-    """The name of the logged-in user (JupyterHub's, else the system's), as nbgrader's exchange uses it."""
-    return os.environ.get("JUPYTERHUB_USER") or getpass.getuser()
+    """The logged-in user's name, the way nbgrader's exchange files a submission under it.
+
+    The system's user name, except in JupyterHub's standard containers, where
+    everyone is ``jovyan`` and the hub's ``JUPYTERHUB_USER`` names the student.
+    """
+    name = getpass.getuser()
+    return os.environ.get("JUPYTERHUB_USER", name) if name == "jovyan" else name
 
 
 def _rng(seed: int | None, exercise: str, book_seed: int = 0) -> np.random.Generator:
