@@ -30,8 +30,9 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attnlib.variants import student_seed  # noqa: E402
 from nbgrader_plugins import personalize, seed_cell_source  # noqa: E402
+
+from attnlib.variants import student_seed  # noqa: E402
 
 PERSONALIZED = "personalized"
 

@@ -66,12 +66,17 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, {plugins_dir!r})
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds  # noqa: E402
 from nbgrader.preprocessors import OverwriteCells, OverwriteKernelspec  # noqa: E402
-from nbgrader_plugins import StudentSeed  # noqa: E402
+from nbgrader_plugins import ShortTracebacks, StudentSeed  # noqa: E402
 
 c.StudentSeed.key = (Path({root!r}) / "variant_key.txt").read_text().strip()
 c.Autograde.sanitize_preprocessors = [
     ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, StudentSeed, CheckCellMetadata,
 ]
+# Feedback shows the student their results and the visible self-checks, never the hidden tests.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]
 '''
 
 SHIM = '''"""The book's nbgrader plugins, importable from this course folder (written by make_assignments.py)."""

@@ -7,6 +7,9 @@
   notebook's seed cell, and sets it again at the top of every autograded test
   cell, so neither an edited seed cell nor ``seed = ...`` in an answer cell
   changes which numbers are graded.
+* :class:`ShortTracebacks`, a feedback preprocessor: a failed test's
+  traceback would quote the hidden test lines, so feedback keeps only the
+  error and its message.
 * :class:`LmsGradesExporter`, an export plugin
   (``nbgrader export --exporter=book_plugins.LmsGradesExporter``) writing one
   row per student and one column per assignment, in the layout of a Canvas
@@ -67,6 +70,17 @@ class StudentSeed(NbGraderPreprocessor):
                 cell.source = f"seed = {seed}  # the grader's seed for {student}\n{cell.source}"
         self.log.info("Graded %s with the seed of %s", resources["nbgrader"]["assignment"], student)
         return nb, resources
+
+
+class ShortTracebacks(NbGraderPreprocessor):
+    """In feedback, a failed test shows its error but not the traceback, which would quote the hidden tests."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if is_autograded_test(cell):
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    out["traceback"] = [f"{out.get('ename', 'Error')}: {out.get('evalue', '')}".rstrip(": ")]
+        return cell, resources
 
 
 def personalize(nb, seed_source: str):

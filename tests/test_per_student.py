@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import copy
 import csv
+import html
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -114,6 +116,9 @@ def course(tmp_path_factory):
                 cell.source = theirs.source
         grade("swapped", a, "s002", swapped)
         grade("swapped", a, "s001", own["s002"])
+    result = api.generate_feedback("ch09", "s002")
+    assert result["success"], result.get("error") or result.get("log")
+    out["feedback"] = (root / "feedback" / "s002" / "ch09" / "ch09.html").read_text()
     out["export"] = nbgrader(root, "export", "--exporter=book_plugins.LmsGradesExporter", "--to", "lms_grades.csv")
     out["seconds"] = time.perf_counter() - start
     print(f"\nper-student nbgrader: {len(CHAPTERS)} assignments x {len(STUDENTS)} students, 2 rounds, in {out['seconds']:.1f} s")
@@ -173,6 +178,16 @@ def test_an_edited_seed_cell_is_restored_and_graded_with_the_rosters_seed(course
     assert seed_cell(nb).source == seed_cell_source(course["seeds"]["s001", a], "s001")
     tests = [c for c in nb.cells if nbg(c).get("grade") and not nbg(c).get("solution") and c.cell_type == "code"]
     assert tests and all(c.source.startswith(f"seed = {course['seeds']['s001', a]} ") for c in tests)
+
+
+@pytest.mark.slow
+def test_feedback_shows_neither_hidden_tests_nor_their_lines(course):
+    text = html.unescape(re.sub(r"<[^>]+>", "", course["feedback"]))  # the text a student reads
+    assert "Exercise 9.1" in text and "masked_row" in text
+    assert "HIDDEN TESTS" not in text
+    for code in make_assignments.hidden_tests("ch09").values():
+        for line in code.splitlines():
+            assert line.strip() not in text, f"feedback quotes the hidden test line {line.strip()!r}"
 
 
 @pytest.mark.slow
