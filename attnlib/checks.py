@@ -11,6 +11,10 @@ instead of a traceback from inside attnlib.
 Every check returns a :class:`CheckResult`, which is truthy exactly when all
 cases passed, so ``assert check_softmax(my_softmax)`` works in a test cell.
 
+The checks of the implement exercises take an optional ``seed``: with a
+student's seed (``attnlib.variants``) they add one case drawn from that
+student's own inputs, judged like the others.
+
 Examples
 --------
 >>> def my_softmax(x):
