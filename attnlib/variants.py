@@ -558,7 +558,7 @@ def answers(v: Variant) -> dict[str, Any]:
 
 
 def agrees(given: Any, expected: Any) -> bool:
-    """Whether a typed answer ``given`` matches ``expected`` (same shape, within :data:`TOLERANCE`).
+    """Whether a typed answer ``given`` matches ``expected`` (same shape, within ``TOLERANCE``).
 
     Examples
     --------
