@@ -7,7 +7,9 @@ course's own ``nbgrader_config.py`` (its StudentSeed preprocessor). Round 1:
 each student hands in the model answers of their own seed. Round 2: student
 s002 hands in s001's answers in their own notebook, and s001 hands in s002's
 whole notebook, seed cell included (an edited seed cell). Then ``nbgrader
-export`` with the book's LMS exporter writes the CSV a gradebook imports.
+export`` with the book's LMS exporter writes the CSV a gradebook imports,
+and ``course.py release --exchange`` makes one copy whose seed cell gives
+every user their own seed.
 """
 
 from __future__ import annotations
@@ -219,3 +221,26 @@ def written_points(course, a: str) -> float:
     """Points of the manually graded Markdown answers (not in the code-cell scores)."""
     source = nbformat.read(course["root"] / "source" / a / f"{a}.ipynb", as_version=4)
     return sum(nbg(c)["points"] for c in source.cells if c.cell_type == "markdown" and nbg(c).get("grade"))
+
+
+@pytest.mark.slow
+def test_exchange_release_computes_each_users_own_seed(course, monkeypatch):
+    """``course.py release --exchange``: one copy for everybody, whose seed cell gives each user their seed."""
+    from nbgrader import utils
+    from nbgrader.validator import Validator
+
+    root = course["root"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "instructor" / "course.py"), "--course", str(root), "release", "ch06", "--exchange"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    nb = nbformat.read(root / "release" / "ch06" / "ch06.ipynb", as_version=4)
+    cell = seed_cell(nb)
+    assert nbg(cell)["checksum"] == utils.compute_checksum(cell)  # students' `nbgrader validate` stays quiet
+    assert Validator().validate(str(root / "release" / "ch06" / "ch06.ipynb")).get("changed") is None
+    for user in STUDENTS:
+        monkeypatch.setenv("LOGNAME", user)  # what getpass.getuser() reads first
+        ns: dict = {}
+        exec(cell.source, ns)
+        assert ns["seed"] == course["seeds"][user, "ch06"]
