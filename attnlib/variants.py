@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from . import cost, heads, paths, retrieval
+from ._validate import as_seed
 from .core import attention, attention_parameter_count, causal_mask, running_example, scale_divisor, self_attention, softmax
 from .positional import sinusoidal_encoding
 
@@ -143,10 +144,8 @@ def _rng(seed: int | None, exercise: str, book_seed: int = 0) -> np.random.Gener
     """A generator for one exercise; exercises of one seed get independent streams."""
     if seed is None:
         return np.random.default_rng(book_seed)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
     major, minor = (int(p) for p in exercise.split("."))
-    return np.random.default_rng([int(seed), major, minor])
+    return np.random.default_rng([as_seed("seed", seed), major, minor])
 
 
 def _draw(seed: int | None, exercise: str, book: dict[str, Any], make: Callable[[np.random.Generator], dict[str, Any]]) -> Variant:
@@ -157,7 +156,7 @@ def _draw(seed: int | None, exercise: str, book: dict[str, Any], make: Callable[
         return out
     rng = _rng(seed, exercise)
     for _ in range(1000):
-        out = Variant(exercise, int(seed), make(rng))
+        out = Variant(exercise, as_seed("seed", seed), make(rng))
         try:
             check_well_posed(out)
         except ValueError:
@@ -438,7 +437,7 @@ def implement_inputs(exercise: str, seed: int | None = None) -> Variant:
         inputs = {"scores": 4 * normal(size=(n + 1, n + 1)), "allowed": causal_mask(n + 1)}
     else:  # "11.2"
         inputs = {"n_positions": int(rng.integers(10, 129)), "d_model": 2 * int(rng.integers(2, 33))}
-    out = Variant(exercise, None if seed is None else int(seed), inputs)
+    out = Variant(exercise, None if seed is None else as_seed("seed", seed), inputs)
     check_well_posed(out)
     return out
 

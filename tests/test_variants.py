@@ -159,7 +159,7 @@ def test_variants_give_students_different_numbers():
 
 
 def test_bad_seeds_are_refused():
-    for bad in (-1, 1.5, "3", True):
+    for bad in (-1, 1.5, "3", True, np.nan):
         with pytest.raises(ValueError, match="seed"):
             variants.uniform_row_by_hand(bad)
 
