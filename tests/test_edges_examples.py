@@ -110,7 +110,7 @@ def test_errors_name_the_callers_argument():
     raises(lambda: exact.exact_softmax([1, 2], [[True, False]]), "allowed", "1-d")
     raises(lambda: plots.format_value(1.0, decimals=-1), "decimals", "non-negative integer", "-1")
     raises(lambda: plots.token_vectors(X, extra={"o": [1, 2, 3]}), "extra['o']", "2 numbers", "(3,)")
-    raises(lambda: paths.path_length_matrix(3, ["rnn"]), "kind", "'rnn' or 'attention'", "['rnn']")
+    raises(lambda: paths.path_length_matrix(3, ["rnn"]), "kind", "'rnn', 'rnn_left_to_right' or 'attention'", "['rnn']")
 
 
 # --- 3. inputs silently changed in meaning ---------------------------------------------------------
