@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import as_array, as_matrix, as_positive_int
-from .core import attention, multi_head_attention, project
+from ._validate import as_array, as_matrix
+from .core import AttentionResult, MultiHeadResult, attention, multi_head_parts, project
 
 __all__ = [
     "AttentionGradients",
@@ -35,6 +35,9 @@ __all__ = [
     "MultiHeadGradients",
     "softmax_backward",
     "attention_backward",
+    "attention_backward_from",
+    "projection_gradients",
+    "multi_head_backward_from",
     "cross_attention_backward",
     "self_attention_backward",
     "multi_head_attention_backward",
@@ -120,7 +123,22 @@ def attention_backward(
     >>> g.dV.sum(axis=1).round(4).tolist()
     [2.0269, 2.0269, 1.9461]
     """
-    forward = attention(Q, K, V, mask=mask, scale=scale)
+    return attention_backward_from(attention(Q, K, V, mask=mask, scale=scale), d_output)
+
+
+def attention_backward_from(forward: AttentionResult, d_output: Any) -> AttentionGradients:
+    """The backward pass of attention when its forward result is already at hand.
+
+    ``forward`` is what :func:`attnlib.core.attention` returned (its inputs
+    were checked there), so a training step runs the forward pass once.
+
+    Examples
+    --------
+    >>> from attnlib.core import attention
+    >>> X = np.eye(2)
+    >>> attention_backward_from(attention(X, X, X), [[1.0, 0.0], [0.0, 0.0]]).dV.round(4).tolist()
+    [[0.6698, 0.0], [0.3302, 0.0]]
+    """
     d_out = as_matrix("d_output", d_output)
     if d_out.shape != forward.output.shape:
         raise ValueError(
@@ -128,11 +146,31 @@ def attention_backward(
         )
     A = forward.weights
     dV = A.T @ d_out
-    dS = softmax_backward(A, d_out @ forward.V.T)
+    dA = d_out @ forward.V.T
+    dS = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))  # softmax_backward without re-checking A
     if forward.mask is not None:
         dS = np.where(forward.mask, dS, 0.0)
     dS = dS / forward.divisor
     return AttentionGradients(dS @ forward.K, dS.T @ forward.Q, dV)
+
+
+def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients) -> ProjectionGradients:
+    """From ``(dQ, dK, dV)`` to the projection matrices: ``dW_Q = X_query^T dQ``, ``dW_K = X_memory^T dK``, ``dW_V = X_memory^T dV``.
+
+    Examples
+    --------
+    >>> g = AttentionGradients(np.ones((1, 2)), np.ones((2, 2)), np.ones((2, 3)))
+    >>> [m.shape for m in projection_gradients(np.ones((1, 4)), np.ones((2, 4)), g)]
+    [(4, 2), (4, 2), (4, 3)]
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    if grads.dQ.shape[0] != xq.shape[0] or grads.dK.shape[0] != xm.shape[0]:
+        raise ValueError(
+            f"grads do not match the inputs: dQ has {grads.dQ.shape[0]} rows for {xq.shape[0]} queries, "
+            f"dK has {grads.dK.shape[0]} rows for {xm.shape[0]} memory tokens"
+        )
+    return ProjectionGradients(xq.T @ grads.dQ, xm.T @ grads.dK, xm.T @ grads.dV)
 
 
 def cross_attention_backward(
@@ -161,8 +199,7 @@ def cross_attention_backward(
     q = project(xq, W_Q, "X_query", "W_Q")
     k = project(xm, W_K, "X_memory", "W_K")
     v = project(xm, W_V, "X_memory", "W_V")
-    g = attention_backward(q, k, v, d_output, mask=mask, scale=scale)
-    return ProjectionGradients(xq.T @ g.dQ, xm.T @ g.dK, xm.T @ g.dV)
+    return projection_gradients(xq, xm, attention_backward(q, k, v, d_output, mask=mask, scale=scale))
 
 
 def self_attention_backward(
@@ -207,26 +244,35 @@ def multi_head_attention_backward(
     >>> [m.shape for m in g]
     [(2, 2), (2, 2), (2, 2), (2, 2)]
     """
+    forward = multi_head_parts(X_query, X_memory, W_Q, W_K, W_V, W_O, n_heads, mask=mask)
+    return multi_head_backward_from(forward, X_query, X_memory, d_output)
+
+
+def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: Any, d_output: Any) -> MultiHeadGradients:
+    """The multi-head backward pass from the result of :func:`attnlib.core.multi_head_parts`.
+
+    Examples
+    --------
+    >>> from attnlib.core import multi_head_parts
+    >>> X, I = np.eye(2), np.eye(2)
+    >>> g = multi_head_backward_from(multi_head_parts(X, X, I, I, I, I, 1), X, X, np.eye(2))
+    >>> g.dW_O.round(4).tolist()
+    [[0.6698, 0.3302], [0.3302, 0.6698]]
+    """
     xq = as_matrix("X_query", X_query)
     xm = as_matrix("X_memory", X_memory)
-    n_heads = as_positive_int("n_heads", n_heads)
-    out, _ = multi_head_attention(xq, xm, W_Q, W_K, W_V, W_O, n_heads, mask=mask)  # validates everything
     d_out = as_matrix("d_output", d_output)
-    if d_out.shape != out.shape:
-        raise ValueError(f"d_output has shape {d_out.shape} but the output has shape {out.shape} (n_q, d_model)")
-    wq, wk, wv, wo = (as_matrix(n, w) for n, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)))
-    q, k, v = xq @ wq, xm @ wk, xm @ wv
-    d_head = xq.shape[1] // n_heads
-    concat = np.empty((xq.shape[0], xq.shape[1]))
-    dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
-    d_concat = d_out @ wo.T
-    for r in range(n_heads):
-        cols = slice(r * d_head, (r + 1) * d_head)
-        concat[:, cols] = attention(q[:, cols], k[:, cols], v[:, cols], mask=mask).output
-        dq[:, cols], dk[:, cols], dv[:, cols] = attention_backward(
-            q[:, cols], k[:, cols], v[:, cols], d_concat[:, cols], mask=mask
-        )
-    return MultiHeadGradients(xq.T @ dq, xm.T @ dk, xm.T @ dv, concat.T @ d_out)
+    if d_out.shape != forward.output.shape:
+        raise ValueError(f"d_output has shape {d_out.shape} but the output has shape {forward.output.shape} (n_q, d_model)")
+    d_concat = d_out @ forward.W_O.T
+    col = 0
+    parts = []
+    for head in forward.heads:
+        width = head.V.shape[1]
+        parts.append(attention_backward_from(head, d_concat[:, col : col + width]))
+        col += width
+    g = AttentionGradients(*(np.concatenate([p[i] for p in parts], axis=1) for i in range(3)))
+    return MultiHeadGradients(*projection_gradients(xq, xm, g), forward.concat.T @ d_out)
 
 
 def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1e-5) -> np.ndarray:
