@@ -19,7 +19,17 @@ from matplotlib.figure import Figure
 
 from ._validate import as_array
 
-__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_row", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+__all__ = [
+    "CMAP",
+    "LINE_COLOURS",
+    "OKABE_ITO",
+    "format_row",
+    "format_value",
+    "heatmap",
+    "loss_curves",
+    "token_vectors",
+    "readable_text_colour",
+]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
 CMAP = "cividis"
@@ -200,6 +210,52 @@ def token_vectors(
     ax.grid(True, alpha=0.3)
     ax.set_xlabel(axis_names[0])
     ax.set_ylabel(axis_names[1])
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def loss_curves(
+    curves: dict[str, Sequence[Any]],
+    *,
+    ax: Axes | None = None,
+    title: str = "",
+    log: bool = True,
+    xlabel: str = "training step",
+    ylabel: str = "loss",
+) -> Figure:
+    """Loss curves of several groups of runs: each run thin, each group's median thick.
+
+    ``curves`` maps a group label to a list of equal-length loss arrays (one
+    per seed). Colours are Okabe-Ito (:data:`LINE_COLOURS`), one per group, and every line style
+    differs too, so the groups stay apart without colour.
+
+    Examples
+    --------
+    >>> fig = loss_curves({"a": [[1.0, 0.5, 0.2]], "b": [[1.0, 0.9, 0.8], [1.0, 0.7, 0.6]]})
+    >>> [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    ['a (median of 1)', 'b (median of 2)']
+    >>> plt.close(fig)
+    """
+    if not curves:
+        raise ValueError("curves is empty: give at least one group of runs")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    else:
+        fig = ax.figure
+    styles = ("-", "--", "-.", ":")
+    for g, (label, runs) in enumerate(curves.items()):
+        arr = as_array(f"curves[{label!r}]", runs, 2)
+        colour, style = LINE_COLOURS[(4 + g) % len(LINE_COLOURS)], styles[g % len(styles)]
+        steps = np.arange(arr.shape[1])
+        for run in arr:
+            ax.plot(steps, run, color=colour, linestyle=style, linewidth=0.7, alpha=0.45)
+        ax.plot(steps, np.median(arr, axis=0), color=colour, linestyle=style, linewidth=2.4, label=f"{label} (median of {len(arr)})")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False)
     if title:
         ax.set_title(title)
     return fig
