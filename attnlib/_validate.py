@@ -39,7 +39,8 @@ def as_array(name: str, value: Any, ndim: int | tuple[int, ...], *, allow_neg_in
         raise ValueError(f"{name} must have {want} dimension(s); got shape {arr.shape} with {arr.ndim}")
     if arr.size == 0:
         raise ValueError(f"{name} is empty (shape {arr.shape})")
-    if np.isfinite(arr).all():  # the common case: one pass, no diagnostics needed
+    # the common case in one pass, no diagnostics needed (NaN fails both comparisons)
+    if (arr < np.inf).all() if allow_neg_inf else np.isfinite(arr).all():
         return arr
     if np.isnan(arr).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])

@@ -21,6 +21,7 @@ from .training import (
     Adam,
     AttentionModel,
     GradientDescent,
+    Snapshot,
     Task,
     TrainingRun,
     head_roles,
@@ -64,7 +65,7 @@ def _previous_batches(rng: np.random.Generator) -> Task:
 
 
 def learn_previous_token(
-    seed: int = 0, d_k: int = 4, n_steps: int = 300, record_steps: Sequence[int] = (0, 25, 50, 100, 300), lr: float = 0.05
+    seed: int = 0, d_k: int = 4, n_steps: int = 300, record_steps: Sequence[int] = (0, 50, 100, 300), lr: float = 0.05
 ) -> TrainingRun:
     """One head, ``W_Q, W_K`` of width ``d_k`` and ``W_V`` onto the symbols, trained with Adam.
 
@@ -122,7 +123,12 @@ def _two_relation_batches(rng: np.random.Generator) -> Task:
 
 
 def head_count_runs(
-    seeds: Sequence[int], n_heads: int, std: float = 0.3, n_steps: int = 200, lr: float = 0.03
+    seeds: Sequence[int],
+    n_heads: int,
+    std: float = 0.3,
+    n_steps: int = 150,
+    lr: float = 0.03,
+    record_steps: Sequence[int] = (),
 ) -> list[TrainingRun]:
     """Two-relation runs of a multi-head layer with ``n_heads`` heads (same parameter count for any ``n_heads``).
 
@@ -136,7 +142,7 @@ def head_count_runs(
     shapes = {name: (d_model, d_model) for name in ("W_Q", "W_K", "W_V", "W_O")}
     model = AttentionModel(n_heads=as_positive_int("n_heads", n_heads))
     return [
-        train(model, init_params(shapes, std, seed=s), Adam(lr=lr), _two_relation_batches, n_steps, probe, (), seed=s)
+        train(model, init_params(shapes, std, seed=s), Adam(lr=lr), _two_relation_batches, n_steps, probe, record_steps, seed=s)
         for s in seeds
     ]
 
@@ -165,16 +171,24 @@ class HeadOutcome:
     specialised: bool
 
 
-def head_outcome(run: TrainingRun, n_heads: int, probe: Task | None = None) -> HeadOutcome:
-    """Classify one run's heads (see :class:`HeadOutcome`)."""
+def head_outcome(run: TrainingRun | Snapshot, n_heads: int, probe: Task | None = None) -> HeadOutcome:
+    """Classify the heads of a finished run, or of a run at one recorded step (see :class:`HeadOutcome`).
+
+    Examples
+    --------
+    >>> run = head_count_runs([0], n_heads=2, n_steps=3, record_steps=(1,))[0]
+    >>> [len(head_outcome(x, 2).roles) for x in (run, run.snapshots[0])]
+    [2, 2]
+    """
     probe = two_relation_probe() if probe is None else probe
-    _, weights = AttentionModel(n_heads=n_heads).forward(run.final_params, probe)
+    params, loss = (run.params, run.loss) if isinstance(run, Snapshot) else (run.final_params, run.final_loss)
+    _, weights = AttentionModel(n_heads=n_heads).forward(params, probe)
     roles = tuple(head_roles(weights, probe))
     return HeadOutcome(
         roles,
         tuple(float(x) for x in relation_mass(weights, probe, "previous")),
         tuple(float(x) for x in relation_mass(weights, probe, "matching")),
-        float(run.final_loss),
+        float(loss),
         set(probe.relations) <= set(roles),
     )
 

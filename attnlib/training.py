@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -95,13 +96,26 @@ def _one_hot(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
     return np.eye(n_symbols)[symbols]
 
 
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+@lru_cache(maxsize=32)
 def _block_mask(n_sequences: int, length: int) -> np.ndarray:
-    return np.kron(np.eye(n_sequences, dtype=bool), np.ones((length, length), dtype=bool))
+    # cached (tasks are drawn at every training step) and read-only, since every task shares it
+    return _read_only(np.kron(np.eye(n_sequences, dtype=bool), np.ones((length, length), dtype=bool)))
 
 
+@lru_cache(maxsize=32)
+def _positions(n_sequences: int, length: int, d_pos: int) -> np.ndarray:
+    return _read_only(np.tile(sinusoidal_encoding(length, d_pos), (n_sequences, 1)))
+
+
+@lru_cache(maxsize=32)
 def _previous_rows(n_sequences: int, length: int) -> np.ndarray:
     rows = np.arange(n_sequences * length)
-    return np.where(rows % length == 0, -1, rows - 1)
+    return _read_only(np.where(rows % length == 0, -1, rows - 1))
 
 
 def _check_task_sizes(n_sequences: Any, length: Any, n_symbols: Any, d_pos: Any) -> tuple[int, int, int, int]:
@@ -139,8 +153,7 @@ def previous_token_task(
     n_sequences, length, n_symbols, d_pos = _check_task_sizes(n_sequences, length, n_symbols, d_pos)
     rng = np.random.default_rng(seed)
     symbols = rng.integers(0, n_symbols, size=(n_sequences, length)).ravel()
-    pe = np.tile(sinusoidal_encoding(length, d_pos), (n_sequences, 1))
-    X = np.hstack([_one_hot(symbols, n_symbols), pe])
+    X = np.hstack([_one_hot(symbols, n_symbols), _positions(n_sequences, length, d_pos)])
     prev = _previous_rows(n_sequences, length)
     target = np.where(prev[:, None] >= 0, _one_hot(symbols[prev], n_symbols), 0.0)
     weight = np.repeat((prev >= 0)[:, None], n_symbols, axis=1).astype(float)
@@ -177,7 +190,7 @@ def two_relation_task(
     if length < 3:
         raise ValueError(f"length must be at least 3 for two_relation_task (a request that is neither me-1 nor unique); got {length}")
     rng = np.random.default_rng(seed)
-    names = np.concatenate([rng.permutation(length) for _ in range(n_sequences)])
+    names = rng.permuted(np.tile(np.arange(length), (n_sequences, 1)), axis=1).ravel()
     payload = rng.integers(0, n_symbols, size=n_sequences * length)
     prev = _previous_rows(n_sequences, length)
     rows = np.arange(n_sequences * length)
@@ -187,7 +200,7 @@ def two_relation_task(
     skip = (pos > 0) & (pick >= pos - 1)
     match = start + pick + skip
     request = names[match]
-    pe = np.tile(sinusoidal_encoding(length, d_pos), (n_sequences, 1))
+    pe = _positions(n_sequences, length, d_pos)
     X = np.hstack([_one_hot(names, length), _one_hot(request, length), _one_hot(payload, n_symbols), pe])
     target = np.zeros_like(X)
     weight = np.zeros_like(X)
@@ -203,7 +216,7 @@ def two_relation_task(
         + tuple(f"p{i}" for i in range(n_symbols))
         + tuple(_pos_names(d_pos))
     )
-    relations = {"previous": prev, "matching": match}
+    relations = {"previous": prev, "matching": _read_only(match)}
     return Task(X, target, weight, _block_mask(n_sequences, length), relations, length, features)
 
 
