@@ -227,7 +227,7 @@ def loss_curves(
     """Loss curves of several groups of runs: each run thin, each group's median thick.
 
     ``curves`` maps a group label to a list of equal-length loss arrays (one
-    per seed). Colours are Okabe-Ito (:data:`LINE_COLOURS`), one per group, and every line style
+    per seed). Colours are Okabe-Ito (``LINE_COLOURS``), one per group, and every line style
     differs too, so the groups stay apart without colour.
 
     Examples
