@@ -518,10 +518,12 @@ def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | N
 def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int = 0) -> dict[str, Any]:
     """The recorded steps of a single-head run as plain lists, for the training explorer.
 
-    Returns ``steps``, ``losses`` (probe loss at each step), ``weights``
-    (the attention map of one probe sequence at each step), ``bilinear``
-    (``W_Q W_K^T`` at each step), ``tokens`` (labels of that sequence's
-    rows) and ``features`` (labels of the rows and columns of ``W_Q W_K^T``).
+    Returns ``steps``, ``losses`` (probe loss at each step), ``previous``
+    (mean weight on the previous token over the whole probe batch, see
+    :func:`relation_mass`), ``weights`` (the attention map of one probe
+    sequence at each step), ``bilinear`` (``W_Q W_K^T`` at each step),
+    ``tokens`` (labels of that sequence's rows) and ``features`` (labels of
+    the rows and columns of ``W_Q W_K^T``).
 
     Examples
     --------
@@ -538,11 +540,13 @@ def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int =
     if sequence >= probe.n_sequences:
         raise ValueError(f"sequence must be below {probe.n_sequences} (the probe's sequences); got {sequence}")
     rows = slice(sequence * probe.length, (sequence + 1) * probe.length)
-    out: dict[str, Any] = {"steps": [], "losses": [], "weights": [], "bilinear": []}
+    out: dict[str, Any] = {"steps": [], "losses": [], "previous": [], "weights": [], "bilinear": []}
     for snap in run.snapshots:
         w = snap.weights if snap.weights.ndim == 2 else snap.weights[head]
         out["steps"].append(snap.step)
         out["losses"].append(float(snap.loss))
+        if "previous" in probe.relations:
+            out["previous"].append(float(relation_mass(snap.weights, probe, "previous")[head if snap.weights.ndim == 3 else 0]))
         out["weights"].append(w[rows, rows].tolist())
         out["bilinear"].append((snap.params["W_Q"] @ snap.params["W_K"].T).tolist())
     out["tokens"] = [f"t{t}" for t in range(probe.length)]

@@ -168,6 +168,7 @@ def test_explorer_steps_are_plain_lists():
     assert np.asarray(d["weights"]).shape == (3, 6, 6) and np.asarray(d["bilinear"]).shape == (3, 8, 8)
     assert np.allclose(np.asarray(d["weights"]).sum(axis=2), 1.0)
     assert d["losses"][-1] == run.final_loss
+    assert d["previous"] == [float(training.relation_mass(s.weights, probe, "previous")[0]) for s in run.snapshots]
     with pytest.raises(ValueError, match="sequence must be below"):
         training.explorer_steps(run, probe, sequence=2)
 
