@@ -44,6 +44,8 @@ __all__ = [
     "head_outcome",
     "specialisation_table",
     "pair_rotation_fit",
+    "FEATURE_GROUPS",
+    "feature_shares",
 ]
 
 #: Sizes of the previous-token task: tokens per sequence, symbols, position columns, sequences per batch.
@@ -230,3 +232,33 @@ def pair_rotation_fit(block: np.ndarray) -> tuple[float, float, float]:
     norm = float(np.linalg.norm(B))
     residual = float(np.linalg.norm(B - fit)) / norm if norm > 0 else 0.0
     return float(np.hypot(a, b)), float(np.arctan2(b, a)), residual
+
+
+#: Feature groups of the two-relation task, by the prefix of each column name of ``X``.
+FEATURE_GROUPS = {"name": ("n",), "request": ("r",), "payload": ("p",), "position": ("sin", "cos")}
+
+
+def feature_shares(W: np.ndarray, features: Sequence[str], groups: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
+    """Share of a projection's squared size that reads each group of input features.
+
+    Row ``i`` of ``W`` is what input feature ``i`` contributes, so the share of
+    a group is the sum of its rows' squared entries over the total. For one head
+    of a packed layout pass that head's columns.
+
+    Examples
+    --------
+    >>> feature_shares(np.array([[3.0], [4.0]]), ["n0", "p0"])
+    {'name': 0.36, 'request': 0.0, 'payload': 0.64, 'position': 0.0}
+    """
+    M = np.asarray(W, dtype=np.float64)
+    groups = FEATURE_GROUPS if groups is None else groups
+    if M.ndim != 2 or M.shape[0] != len(features):
+        raise ValueError(f"W must have one row per feature ({len(features)}); got shape {M.shape}")
+    row_sq = np.sum(M**2, axis=1)
+    total = float(row_sq.sum())
+    if total == 0:
+        raise ValueError("W is all zeros: no feature is read")
+    return {
+        g: round(float(sum(row_sq[i] for i, f in enumerate(features) if f.startswith(prefixes))) / total, 12)
+        for g, prefixes in groups.items()
+    }

@@ -194,3 +194,16 @@ def test_head_outcomes_and_the_table():
     assert end.specialised and not start.specialised and end.loss < start.loss
     assert sorted(end.roles) == ["matching", "previous"]
     assert experiments.specialisation_table([end, start]) == {"matching + previous": 1, "none + none": 1}
+    # keys and values read different features: the matching head compares requests (queries) with names (keys)
+    params, features = runs[0].final_params, experiments.two_relation_probe().features
+    h = end.roles.index("matching")
+    cols = slice(h * 9, (h + 1) * 9)
+    q, k = (experiments.feature_shares(params[n][:, cols], features) for n in ("W_Q", "W_K"))
+    assert q["request"] > 0.8 and k["name"] > 0.8
+
+
+def test_feature_shares_checks_its_input():
+    with pytest.raises(ValueError, match="one row per feature"):
+        experiments.feature_shares(np.ones((3, 2)), ["n0", "p0"])
+    with pytest.raises(ValueError, match="all zeros"):
+        experiments.feature_shares(np.zeros((2, 2)), ["n0", "p0"])
