@@ -152,6 +152,8 @@ EXPECTED: dict[str, list[str]] = {
         "1 head(s), roles over 20 seeds: {'matching': 20}",
         "two heads: one head per relation in 17 of 20 seeds",
         "median final loss: one head 0.0380, two heads 0.0046, ratio 8",
+        "   1 | matching | W_Q    | 0.04  0.87  0.04  0.05",
+        "   1 | matching | W_K    | 0.86  0.03  0.05  0.06",
         "two-head seeds without one head per relation: [0, 7, 12]",
         "seed 12, twice the steps: roles ('matching', 'previous'), loss 0.0002",
         "PASS softmax_backward: all 5 checks passed.",
