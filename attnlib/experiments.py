@@ -48,7 +48,7 @@ __all__ = [
     "feature_shares",
 ]
 
-#: Sizes of the previous-token task: tokens per sequence, symbols, position columns, sequences per batch.
+#: Sizes of the previous-token task (tokens per sequence, symbols, position columns, sequences per batch).
 PREVIOUS_TOKEN = {"length": 6, "n_symbols": 4, "d_pos": 4, "batch": 8}
 #: Sizes of the two-relation task.
 TWO_RELATIONS = {"length": 5, "n_symbols": 4, "d_pos": 4, "batch": 6}
