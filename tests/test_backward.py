@@ -13,6 +13,7 @@ from attnlib.backward import (
     central_difference,
     cross_attention_backward,
     multi_head_attention_backward,
+    projection_gradients,
     relative_error,
     self_attention_backward,
     softmax_backward,
@@ -209,3 +210,18 @@ def test_helpers_reject_bad_input():
         multi_head_attention_backward(X, X, *[np.eye(2)] * 4, 3, np.ones((3, 2)))
     with pytest.raises(ValueError, match="d_output has shape"):
         multi_head_attention_backward(X, X, *[np.eye(2)] * 4, 1, np.ones((3, 3)))
+
+
+def test_more_bad_input():
+    with pytest.raises(ValueError, match="softmax outputs"):
+        softmax_backward([[1.5, -0.5]], [[1.0, 1.0]])
+    g = attention_backward(np.eye(2), np.eye(2), np.eye(2), np.eye(2))
+    with pytest.raises(ValueError, match="grads do not match"):
+        projection_gradients(np.ones((3, 2)), np.ones((2, 2)), g)
+    X = attnlib.running_example()
+    with pytest.raises(ValueError, match="same width"):
+        exact_attention_gradients(X, np.ones((3, 3)), X, np.ones((3, 2)))
+    with pytest.raises(ValueError, match="every key needs one value"):
+        exact_attention_gradients(X, X, np.ones((2, 2)), np.ones((3, 2)))
+    with pytest.raises(ValueError, match="d_output has shape"):
+        exact_attention_gradients(X, X, X, np.ones((3, 3)))

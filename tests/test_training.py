@@ -142,6 +142,7 @@ def test_relation_mass_head_roles_and_saturation():
         (lambda: training.two_relation_task(2, length=2), "length must be at least 3"),
         (lambda: training.mse_loss([[1.0]], [[1.0, 2.0]]), "target has shape"),
         (lambda: training.mse_loss([[1.0]], [[1.0]], [[0.0]]), "positive sum"),
+        (lambda: training.mse_loss([[1.0]], [[1.0]], [[1.0, 1.0]]), "weight has shape"),
         (lambda: training.mse_loss([[np.nan]], [[1.0]]), "output .* NaN"),
         (lambda: training.init_params({"W": (2, 2)}, -1.0, seed=0), "std"),
         (lambda: small_run(steps=0), "n_steps"),
@@ -171,6 +172,11 @@ def test_explorer_steps_are_plain_lists():
     assert d["previous"] == [float(training.relation_mass(s.weights, probe, "previous")[0]) for s in run.snapshots]
     with pytest.raises(ValueError, match="sequence must be below"):
         training.explorer_steps(run, probe, sequence=2)
+    unrecorded = training.train(
+        training.AttentionModel(), run.final_params, training.Adam(), lambda r: probe, 1, probe
+    )
+    with pytest.raises(ValueError, match="no recorded steps"):
+        training.explorer_steps(unrecorded, probe)
 
 
 def test_the_chapters_previous_token_run_learns_the_rotation():
