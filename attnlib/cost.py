@@ -8,16 +8,19 @@ counts in binary units (KiB, MiB, GiB, ...).
 
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
 from typing import Any
 
-from ._validate import as_positive_int
+import numpy as np
+
+from ._validate import as_int, as_positive_int
 
 __all__ = ["DTYPE_BYTES", "bytes_per_entry", "score_matrix_entries", "score_matrix_bytes", "format_bytes"]
 
 #: Bytes per number for the floating-point formats attention is usually run in.
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 
 def bytes_per_entry(dtype: str) -> int:
@@ -66,7 +69,10 @@ def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: in
 def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
     """A byte count in the largest binary unit that keeps the number at least 1.
 
-    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB.
+    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB, ZiB, YiB.
+    ``num_bytes`` is a non-negative int of any size (counted exactly) or a
+    finite real number (Python or numpy); beyond a million YiB the number is
+    written in scientific notation.
 
     Examples
     --------
@@ -75,15 +81,22 @@ def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
     >>> format_bytes(1536, decimals=2)
     '1.50 KiB'
     """
-    if isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, float)) and not hasattr(num_bytes, "__index__"):
+    if isinstance(num_bytes, (bool, np.bool_)) or not isinstance(num_bytes, (int, float, np.integer, np.floating)):
         raise ValueError(f"num_bytes must be a non-negative number; got {num_bytes!r}")
-    value = float(num_bytes)
-    if not value >= 0 or value == float("inf"):
+    if isinstance(num_bytes, (float, np.floating)) and not np.isfinite(num_bytes):
         raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be a non-negative integer; got {decimals!r}")
-    unit = 0
-    while value >= 1024 and unit < len(_UNITS) - 1:
-        value /= 1024
-        unit += 1
-    return f"{value:.{decimals}f} {_UNITS[unit]}"
+    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
+    if decimals > 50:
+        raise ValueError(f"decimals must be at most 50; got {decimals}")
+    exact = Decimal(int(num_bytes)) if isinstance(num_bytes, (int, np.integer)) else Decimal(float(num_bytes))
+    if exact < 0:
+        raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
+    with localcontext() as ctx:
+        ctx.prec = 60
+        unit = 0
+        value = exact
+        while value >= 1024 and unit < len(_UNITS) - 1:
+            value /= 1024
+            unit += 1
+        text = f"{value:.{decimals}e}" if value >= 10**6 else f"{value:.{decimals}f}"
+    return f"{text} {_UNITS[unit]}"
