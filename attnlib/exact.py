@@ -421,6 +421,8 @@ def softmax_backward_proof(n: int = 3) -> SoftmaxBackwardProof:
     True
     """
     n = as_positive_int("n", n)
+    if n > 8:
+        raise ValueError(f"n must be at most 8 (the proof is symbolic and grows fast); got {n}")
     s = sp.symbols(f"s_1:{n + 1}", real=True)
     g = sp.symbols(f"g_1:{n + 1}", real=True)
     Z = sp.Add(*(sp.exp(x) for x in s))

@@ -9,7 +9,7 @@ label the axes with token names. Each function returns the matplotlib
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_int, quiet
+from ._validate import as_array, as_flag, as_int, quiet
 
 __all__ = [
     "CMAP",
@@ -323,15 +323,21 @@ def loss_curves(
     ['a (median of 1)', 'b (median of 2)']
     >>> plt.close(fig)
     """
-    if not curves:
-        raise ValueError("curves is empty: give at least one group of runs")
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError(f"curves must be a non-empty dict of label -> list of loss curves; got {type(curves).__name__}")
+    log = as_flag("log", log)
+    groups = {}
+    for label, runs in curves.items():
+        arr = as_array(f"curves[{label!r}]", runs, 2)
+        if log and (arr <= 0).any():
+            raise ValueError(f"curves[{label!r}] has entries <= 0, which a logarithmic axis cannot show; pass log=False")
+        groups[str(label)] = arr
     if ax is None:
         fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
     else:
         fig = ax.figure
     styles = ("-", "--", "-.", ":")
-    for g, (label, runs) in enumerate(curves.items()):
-        arr = as_array(f"curves[{label!r}]", runs, 2)
+    for g, (label, arr) in enumerate(groups.items()):
         colour, style = LINE_COLOURS[(4 + g) % len(LINE_COLOURS)], styles[g % len(styles)]
         steps = np.arange(arr.shape[1])
         for run in arr:
