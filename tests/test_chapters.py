@@ -4,35 +4,11 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from conftest import chapter_notebooks, execute_notebook
-from expected_outputs import EXPECTED
+from conftest import CHAPTERS, chapter_notebooks, output_text
+from expected_outputs import CHEAT_SHEET, EXPECTED
 
 NOTEBOOKS = chapter_notebooks()
 MAX_SECONDS = 60
-
-
-def output_text(nb) -> str:
-    parts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if "text" in out:
-                parts.append(out["text"])
-            for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
-                if mime in out.get("data", {}):
-                    parts.append(out["data"][mime])
-    return "\n".join(parts)
-
-
-@pytest.fixture(scope="module")
-def executed():
-    cache: dict[str, tuple[object, float]] = {}
-
-    def run(path):
-        if path.stem not in cache:
-            cache[path.stem] = execute_notebook(path, timeout=MAX_SECONDS)
-        return cache[path.stem]
-
-    return run
 
 
 def test_there_are_chapters():
@@ -66,3 +42,14 @@ def test_every_figure_has_alt_text_or_caption(path, executed):
             meta = cell.metadata.get("mystnb", {})
             alt = meta.get("image", {}).get("alt") or meta.get("figure", {}).get("caption")
             assert alt, f"{path.name} cell {i} shows a figure without alt text or caption"
+
+
+def test_cheat_sheet_runs_and_shows_the_summary(executed):
+    path = CHAPTERS / "cheatsheet.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    nb, seconds = executed(path)
+    assert seconds < MAX_SECONDS
+    text = output_text(nb)
+    missing = [s for s in CHEAT_SHEET if s not in text]
+    assert not missing, f"the cheat sheet's outputs lack {missing}"
