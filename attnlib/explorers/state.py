@@ -624,7 +624,7 @@ def default_example() -> tuple[np.ndarray, tuple[str, ...]]:
     return running_example(), TOKENS
 
 
-#: The training explorer (chapter 14): steps recorded from the chapter's previous-token run.
+#: The steps recorded for the training explorer of chapter 14 (from the chapter's previous-token run).
 TRAINING_RECORD_STEPS = tuple(range(0, 301, 10))
 
 

@@ -209,7 +209,7 @@ class _Explorer(anywidget.AnyWidget):
 class AttentionExplorer(_Explorer):
     """Self-attention on ``X`` with a slider for every entry of ``W_Q``, ``W_K`` and ``W_V``.
 
-    Build it with :func:`attnlib.explorers.attention_explorer` (everything) or one
+    Build it with ``attnlib.explorers.attention_explorer()`` (everything) or one
     of the focused constructors. The state is readable and settable from code:
 
     * ``W_Q``, ``W_K``, ``W_V``: the matrices (read-only numpy arrays; assign a matrix);
