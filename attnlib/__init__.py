@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import checks, compatibility, cost, exact, heads, paths, plots, positional, retrieval, scaling
+from . import backward, checks, compatibility, cost, exact, experiments, heads, paths, plots, positional, retrieval, scaling, training
 from .core import (
     TOKENS,
     AttentionResult,
@@ -27,9 +27,12 @@ from .positional import positional_frequencies, sinusoidal_encoding
 __version__ = "0.1.0"
 
 __all__ = [
+    "backward",
     "checks",
     "compatibility",
     "cost",
+    "experiments",
+    "training",
     "retrieval",
     "exact",
     "scaling",

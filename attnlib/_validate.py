@@ -156,6 +156,9 @@ def as_array(
         raise ValueError(f"{name} must have {want} dimension(s); got shape {arr.shape} with {arr.ndim}")
     if arr.size == 0 and not allow_empty:
         raise ValueError(f"{name} is empty (shape {arr.shape})")
+    # the common case in one pass, no diagnostics needed (NaN fails both comparisons)
+    if (arr < np.inf).all() if allow_neg_inf else np.isfinite(arr).all():
+        return arr
     if np.isnan(arr).any():
         where = tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])
         raise ValueError(f"{name} (shape {arr.shape}) contains NaN, first at index {where}")

@@ -78,6 +78,7 @@ __all__ = [
     "check_causal_mask",
     "check_masked_weights",
     "check_sinusoidal_encoding",
+    "check_softmax_backward",
 ]
 
 #: Absolute and relative tolerance used to compare with attnlib's result.
@@ -894,3 +895,64 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
             )
         )
     return _run("sinusoidal_encoding", fn, cases, verbose)
+
+
+# --- chapter 14: the backward pass ------------------------------------------------------------
+
+
+def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Gradient check for ``fn(weights, d_weights)``: the row-softmax backward ``dL/dS``.
+
+    ``weights`` is ``A = softmax(S)`` (one softmax per row) and ``d_weights``
+    is ``dL/dA``; the answer is ``dL/dS``. Each case's expected answer is
+    computed by central finite differences of ``L(S) = sum(d_weights *
+    softmax(S))``, not by attnlib's own formula, so this is a gradient check.
+    Cases: the running example's scores, a masked row (a weight of exactly 0
+    must get gradient exactly 0 there), a nearly one-hot row and a single key.
+
+    Examples
+    --------
+    >>> def my_backward(A, dA):
+    ...     return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+    >>> check_softmax_backward(my_backward, verbose=False).passed
+    True
+    >>> check_softmax_backward(lambda A, dA: A * dA, verbose=False).passed
+    False
+    """
+    from .backward import central_difference
+
+    rng = np.random.default_rng(14)
+    S = scaled_scores(running_example(), running_example())
+    cases = []
+    for label, scores in (
+        ("the running example's scaled scores", S),
+        ("2 queries, 4 keys, random scores", rng.normal(size=(2, 4))),
+        ("a masked row (one key has score -inf)", np.array([[0.3, -np.inf, 1.1], [0.0, 0.5, -0.5]])),
+        ("a nearly one-hot row (scores 12 apart)", np.array([[12.0, 0.0, 0.0]])),
+        ("a single key", np.array([[0.7], [-2.0]])),
+    ):
+        A = softmax(scores)
+        dA = np.round(rng.normal(size=A.shape), 3)
+        allowed = np.isfinite(scores)
+
+        def loss(s: np.ndarray, dA: np.ndarray = dA, allowed: np.ndarray = allowed) -> float:
+            return float(np.sum(dA * softmax(np.where(allowed, s, -np.inf))))
+
+        want = central_difference(loss, np.where(allowed, scores, 0.0), eps=1e-6)
+        want[~allowed] = 0.0  # a masked score is not a variable: it stays -inf
+        mistakes = (
+            (A * dA, "you left out the second term: every weight of a row moves when one score moves, subtract rowsum(dA * A)."),
+            (dA - np.sum(dA * A, axis=-1, keepdims=True), "multiply the bracket by A: the Jacobian of a row is diag(a) - a a^T."),
+            (A * (dA - np.sum(dA * A, axis=0, keepdims=True)), "sum over each ROW (axis=-1, keepdims=True), not over columns."),
+            (A * (dA - np.sum(dA, axis=-1, keepdims=True)), "the sum inside the bracket is weighted: rowsum(dA * A), not rowsum(dA)."),
+        )
+        cases.append(
+            _Case(
+                label,
+                (A, dA),
+                want,
+                tuple(m for m in mistakes if m[0].shape != want.shape or not np.allclose(m[0], want, atol=ATOL)),
+                "dL/dS = A * (dA - rowsum(dA * A)), one row at a time.",
+            )
+        )
+    return _run("softmax_backward", fn, cases, verbose)

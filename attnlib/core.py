@@ -33,6 +33,8 @@ __all__ = [
     "self_attention",
     "cross_attention",
     "multi_head_attention",
+    "MultiHeadResult",
+    "multi_head_parts",
     "project",
     "attention_parameter_count",
     "additive_scores",
@@ -335,6 +337,78 @@ def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale
     return _projected_attention(x, x, W_Q, W_K, W_V, mask, scale, names=("X", "X"))
 
 
+@dataclass(frozen=True)
+class MultiHeadResult:
+    """Every intermediate of one multi-head attention computation.
+
+    Attributes
+    ----------
+    heads:
+        One :class:`AttentionResult` per head (its ``Q``, ``K``, ``V`` are
+        that head's column blocks of the projections).
+    concat:
+        The head outputs side by side, ``(n_q, d_model)``.
+    output:
+        ``concat @ W_O``.
+    W_O:
+        The output matrix used.
+    """
+
+    heads: tuple[AttentionResult, ...]
+    concat: np.ndarray
+    output: np.ndarray
+    W_O: np.ndarray
+
+
+def multi_head_parts(
+    X_query: Any,
+    X_memory: Any,
+    W_Q: Any,
+    W_K: Any,
+    W_V: Any,
+    W_O: Any,
+    n_heads: int,
+    mask: Any = None,
+) -> MultiHeadResult:
+    """Multi-head attention keeping every head's intermediates (see :func:`multi_head_attention`).
+
+    Examples
+    --------
+    >>> X, I = running_example(), np.eye(2)
+    >>> r = multi_head_parts(X, X, I, I, I, I, n_heads=2)
+    >>> len(r.heads), r.heads[0].Q.shape, r.concat.shape
+    (2, (3, 1), (3, 2))
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    n_heads = as_positive_int("n_heads", n_heads)
+    d_model = xq.shape[1]
+    if xm.shape[1] != d_model:
+        raise ValueError(
+            f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]} (X_query is {xq.shape}, X_memory is {xm.shape}); "
+            "queries and memory must have the same width"
+        )
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
+    mats = {}
+    for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
+        mats[name] = as_matrix(name, w)
+        if mats[name].shape != (d_model, d_model):
+            raise ValueError(f"{name} must be (d_model, d_model) = {(d_model, d_model)}; got {mats[name].shape}")
+    q = project(xq, mats["W_Q"], "X_query", "W_Q")
+    k = project(xm, mats["W_K"], "X_memory", "W_K")
+    v = project(xm, mats["W_V"], "X_memory", "W_V")
+    d_head = d_model // n_heads
+    heads = []
+    for r in range(n_heads):
+        cols = slice(r * d_head, (r + 1) * d_head)
+        heads.append(_attend(q[:, cols], k[:, cols], v[:, cols], mask, True, ("X_query, X_memory, W_Q and W_K", "X_memory and W_V")))
+    with quiet():
+        concat = np.concatenate([h.output for h in heads], axis=1)
+        output = finite_result(concat @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")
+    return MultiHeadResult(tuple(heads), concat, output, mats["W_O"])
+
+
 def multi_head_attention(
     X_query: Any,
     X_memory: Any,
@@ -366,36 +440,8 @@ def multi_head_attention(
     >>> out.shape, w.shape
     ((3, 2), (2, 3, 3))
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
-    n_heads = as_positive_int("n_heads", n_heads)
-    d_model = xq.shape[1]
-    if xm.shape[1] != d_model:
-        raise ValueError(
-            f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]} (X_query is {xq.shape}, X_memory is {xm.shape}); "
-            "queries and memory must have the same width"
-        )
-    if d_model % n_heads:
-        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
-    mats = {}
-    for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
-        mats[name] = as_matrix(name, w)
-        if mats[name].shape != (d_model, d_model):
-            raise ValueError(f"{name} must be (d_model, d_model) = {(d_model, d_model)}; got {mats[name].shape}")
-    q = project(xq, mats["W_Q"], "X_query", "W_Q")
-    k = project(xm, mats["W_K"], "X_memory", "W_K")
-    v = project(xm, mats["W_V"], "X_memory", "W_V")
-    d_head = d_model // n_heads
-    outs, weights = [], []
-    for r in range(n_heads):
-        cols = slice(r * d_head, (r + 1) * d_head)
-        head = _attend(q[:, cols], k[:, cols], v[:, cols], mask, True, ("X_query, X_memory, W_Q and W_K", "X_memory and W_V"))
-        outs.append(head.output)
-        weights.append(head.weights)
-    with quiet():
-        concat = np.concatenate(outs, axis=1)
-        output = finite_result(concat @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")
-    return output, np.stack(weights)
+    r = multi_head_parts(X_query, X_memory, W_Q, W_K, W_V, W_O, n_heads, mask=mask)
+    return r.output, np.stack([h.weights for h in r.heads])
 
 
 def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) -> int:

@@ -25,7 +25,18 @@ import sympy as sp
 
 from ._validate import as_bool_matrix, as_positive_int, finite_result, to_ndarray
 
-__all__ = ["ExactAttention", "exact_number", "exact_matrix", "exact_softmax", "exact_attention", "to_float"]
+__all__ = [
+    "ExactAttention",
+    "ExactGradients",
+    "SoftmaxBackwardProof",
+    "exact_number",
+    "exact_matrix",
+    "exact_softmax",
+    "exact_attention",
+    "exact_attention_gradients",
+    "softmax_backward_proof",
+    "to_float",
+]
 
 
 def exact_number(name: str, value: Any) -> sp.Expr:
@@ -313,3 +324,112 @@ def to_float(M: Any, digits: int = 30) -> np.ndarray:
         rows = M.tolist()
         return np.array([[_entry_to_float(f"M[{i}, {j}]", e, digits) for j, e in enumerate(row)] for i, row in enumerate(rows)])
     return np.array(_entry_to_float("M", M, digits), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class ExactGradients:
+    """Exact gradients of ``L = sum(d_output * O)`` with respect to ``Q``, ``K`` and ``V``.
+
+    Each is a sympy matrix obtained by differentiating the closed form of the
+    attention output entry by entry (no chain rule written by hand), then
+    substituting the given numbers.
+    """
+
+    dQ: sp.Matrix
+    dK: sp.Matrix
+    dV: sp.Matrix
+
+
+def _symbol_matrix(prefix: str, shape: tuple[int, int]) -> sp.Matrix:
+    return sp.Matrix(shape[0], shape[1], lambda i, j: sp.Symbol(f"{prefix}_{i}{j}", real=True))
+
+
+def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: Any = True) -> ExactGradients:
+    """Differentiate attention exactly with sympy, for checking the hand-derived backward pass.
+
+    The queries, keys and values are replaced by symbols, the output
+    ``softmax(Q K^T / divisor) V`` is built symbolically, the scalar
+    ``L = sum_ij d_output[i, j] O[i, j]`` is differentiated with respect to
+    every symbol, and the given numbers are substituted back.
+
+    Examples
+    --------
+    >>> g = exact_attention_gradients([[1, 0]], [[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 0]], scale=False)
+    >>> g.dV
+    Matrix([
+    [E/(1 + E), 0],
+    [1/(1 + E), 0]])
+    >>> sp.simplify(g.dQ[0, 0] - sp.E / (1 + sp.E) ** 2)
+    0
+    """
+    q, k, v, g = (exact_matrix(n, m) for n, m in (("Q", Q), ("K", K), ("V", V), ("d_output", d_output)))
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]}; queries and keys must have the same width")
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]}; every key needs one value")
+    if g.shape != (q.shape[0], v.shape[1]):
+        raise ValueError(f"d_output has shape {g.shape} but the output has shape {(q.shape[0], v.shape[1])}")
+    n_q, n_k = q.shape[0], k.shape[0]
+    allowed = None if mask is None else as_bool_matrix("mask", mask, (n_q, n_k))
+    sq, sk, sv = _symbol_matrix("q", q.shape), _symbol_matrix("k", k.shape), _symbol_matrix("v", v.shape)
+    divisor = _exact_divisor(q.shape[1], scale)
+    scores = sq * sk.T / divisor
+    loss = sp.Integer(0)
+    for i in range(n_q):
+        flags = [True] * n_k if allowed is None else allowed[i].tolist()
+        weights, _, _ = exact_softmax([scores[i, j] for j in range(n_k)], flags)
+        for c in range(v.shape[1]):
+            loss += g[i, c] * sp.Add(*(weights[j] * sv[j, c] for j in range(n_k)))
+    values = {s: x for S, M in ((sq, q), (sk, k), (sv, v)) for s, x in zip(S, M)}
+
+    def grad(S: sp.Matrix) -> sp.Matrix:
+        return S.applyfunc(lambda s: sp.diff(loss, s).xreplace(values))
+
+    return ExactGradients(grad(sq), grad(sk), grad(sv))
+
+
+@dataclass(frozen=True)
+class SoftmaxBackwardProof:
+    """A symbolic check of the row-softmax backward formula for one row of length ``n``.
+
+    Attributes
+    ----------
+    logits, upstream:
+        Symbols ``s_1..s_n`` (the scores) and ``g_1..g_n`` (``dL/dA``).
+    by_differentiation:
+        ``d/ds_i of sum_j g_j softmax(s)_j``, computed by sympy.
+    by_formula:
+        ``a_i (g_i - sum_j g_j a_j)``, the formula used in the backward pass.
+    holds:
+        ``True`` when every difference cancels to 0 (both are rational
+        functions of the exponentials ``exp(s_j)``).
+    """
+
+    logits: tuple[sp.Symbol, ...]
+    upstream: tuple[sp.Symbol, ...]
+    by_differentiation: tuple[sp.Expr, ...]
+    by_formula: tuple[sp.Expr, ...]
+    holds: bool
+
+
+def softmax_backward_proof(n: int = 3) -> SoftmaxBackwardProof:
+    """Prove ``dS = A * (dA - rowsum(dA * A))`` for one softmax row of ``n`` symbols.
+
+    Examples
+    --------
+    >>> softmax_backward_proof(3).holds
+    True
+    """
+    n = as_positive_int("n", n)
+    if n > 8:
+        raise ValueError(f"n must be at most 8 (the proof is symbolic and grows fast); got {n}")
+    s = sp.symbols(f"s_1:{n + 1}", real=True)
+    g = sp.symbols(f"g_1:{n + 1}", real=True)
+    Z = sp.Add(*(sp.exp(x) for x in s))
+    a = [sp.exp(x) / Z for x in s]
+    loss = sp.Add(*(gj * aj for gj, aj in zip(g, a)))
+    diffed = tuple(sp.diff(loss, x) for x in s)
+    dot = sp.Add(*(gj * aj for gj, aj in zip(g, a)))
+    formula = tuple(a[i] * (g[i] - dot) for i in range(n))
+    holds = all(sp.cancel(sp.together(d - f)) == 0 for d, f in zip(diffed, formula))
+    return SoftmaxBackwardProof(tuple(s), tuple(g), diffed, formula, holds)

@@ -27,6 +27,7 @@ from .explorers import (
     ScaleComparisonExplorer,
     ScalingExplorer,
     SettingError,
+    TrainingExplorer,
     attention_explorer,
     head_count_explorer,
     mask_explorer,
@@ -34,5 +35,6 @@ from .explorers import (
     positional_explorer,
     scale_comparison_explorer,
     scaling_explorer,
+    training_explorer,
     value_projection_explorer,
 )

@@ -151,6 +151,28 @@ EXPECTED: dict[str, list[str]] = {
         "needs 1024x the memory",
         "fitted slope of log(memory) against log(n): 2.00",
     ],
+    "14-attention-learns": [
+        "formula a_k (g_k - sum_j g_j a_j) equals sympy's derivative for every k: True",
+        "(below 1e-15: True)",
+        "all at most 1e-6: True",
+        "at most 1e-6: True",
+        "dS exactly 0 at every masked pair: True",
+        "dQ of token 1 (sees only itself): [0. 0.]",
+        " 300 |     0.0001 | 0.969",
+        "theta = 0.957 rad",
+        "key position with the largest positional score, per query position: [5, 0, 1, 2, 3, 4]",
+        "saturation at step 0            scaled 0.3693   unscaled 0.8345",
+        "|dW_Q| at step 0                scaled 0.2236   unscaled 0.4263",
+        "seeds with final loss below 0.01: scaled 0 of 5, unscaled 2 of 5",
+        "1 head(s), roles over 20 seeds: {'matching': 20}",
+        "two heads: one head per relation in 17 of 20 seeds",
+        "median final loss: one head 0.0380, two heads 0.0046, ratio 8",
+        "   1 | matching | W_Q    | 0.04  0.87  0.04  0.05",
+        "   1 | matching | W_K    | 0.86  0.03  0.05  0.06",
+        "two-head seeds without one head per relation: [0, 7, 12]",
+        "seed 12, twice the steps: roles ('matching', 'previous'), loss 0.0002",
+        "PASS softmax_backward: all 5 checks passed.",
+    ],
 }
 
 #: The cheat sheet (chapters/cheatsheet.ipynb, not a numbered chapter): its computed summary.

@@ -93,6 +93,9 @@ def expected_tables(info: dict) -> dict:
         t, d = int(c["position t"]), int(c["d_model"])
         table = np.asarray(data["tables"][str(d)])
         return {"pe": _texts(table), "similarity": _texts(st.positional_similarity(table, t)[:, None])}
+    if kind == "training":
+        view = st.training_view(data, int(c["training step"]))
+        return {"weights": _texts(view["weights"]), "bilinear": _texts(view["bilinear"])}
     raise AssertionError(f"unknown kind {kind}")
 
 

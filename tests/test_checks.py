@@ -43,6 +43,7 @@ RIGHT = {
     "check_causal_mask": lambda n: np.tril(np.ones((n, n))).astype(bool),
     "check_masked_weights": lambda S, allowed: good_softmax(np.where(allowed, S, -np.inf)),
     "check_sinusoidal_encoding": lambda n, d: attnlib.sinusoidal_encoding(n, d).tolist(),  # a list is accepted too
+    "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
 }
 
 # (check, wrong implementation, a phrase its message must contain)
@@ -72,6 +73,8 @@ WRONG = [
     ("check_masked_weights", lambda S, allowed: good_softmax(S), "nothing is masked"),
     ("check_sinusoidal_encoding", lambda n, d: attnlib.sinusoidal_encoding(n + 1, d)[1:], "t = 0"),
     ("check_sinusoidal_encoding", lambda n, d: attnlib.sinusoidal_encoding(n, d)[:, ::-1], "wrong"),
+    ("check_softmax_backward", lambda A, dA: A * dA, "second term"),
+    ("check_softmax_backward", lambda A, dA: A * (dA - np.sum(dA * A, axis=0, keepdims=True)), "ROW"),
 ]
 
 

@@ -290,6 +290,19 @@ def b_exact_attention(draw):
     return {"X": draw(real_array((n, d))), "mask": mask_for(draw, (n, n)), "scale": draw(st.sampled_from([True, False, 2]))}
 
 
+def b_exact_gradients(draw):
+    n, m, d = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2]))
+    kw = {"Q": draw(real_array((n, d))), "K": draw(real_array((m, d))), "V": draw(real_array((m, 1))), "d_output": draw(real_array((n, 1)))}
+    kw["mask"] = mask_for(draw, (n, m))
+    kw["scale"] = draw(st.sampled_from([True, False, 2]))
+    return kw
+
+
+def b_loss_curves(draw):
+    runs, steps = draw(SIZES), draw(SIZES)
+    return {"curves": {"a": np.abs(draw(real_array((runs, steps)))) + 1e-3}, "log": draw(st.booleans())}
+
+
 def b_to_float(draw):
     M = draw(
         st.sampled_from(
@@ -424,6 +437,7 @@ SPECS = [
     ("core.self_attention", core.self_attention, b_self_attention, 125, ("scaled",)),
     ("core.cross_attention", core.cross_attention, b_cross_attention, 125, ("scaled",)),
     ("core.multi_head_attention", core.multi_head_attention, b_mha, 125, ()),
+    ("core.multi_head_parts", core.multi_head_parts, b_mha, 75, ("scaled",)),
     ("core.project", core.project, b_project, 100, ()),
     ("core.attention_parameter_count", core.attention_parameter_count, b_parameter_count, 75, ()),
     ("core.additive_scores", core.additive_scores, b_additive, 125, ()),
@@ -444,6 +458,8 @@ SPECS = [
     ("exact.exact_softmax", exact.exact_softmax, b_exact_softmax, 50, ()),
     ("exact.exact_attention", exact.exact_attention, b_exact_attention, 20, ()),
     ("exact.to_float", exact.to_float, b_to_float, 50, ("*",)),
+    ("exact.exact_attention_gradients", exact.exact_attention_gradients, b_exact_gradients, 15, ()),
+    ("exact.softmax_backward_proof", exact.softmax_backward_proof, b_ints("n", high=3), 10, ()),
     ("heads.head_dim", heads.head_dim, b_ints("d_model", "n_heads", high=10**30), 75, ()),
     ("heads.split_heads", heads.split_heads, b_split_heads, 100, ()),
     ("heads.concat_heads", heads.concat_heads, b_concat_heads, 75, ()),
@@ -481,6 +497,7 @@ SPECS = [
     ("paths.layer_comparison", paths.layer_comparison, b_layer_comparison, 50, ()),
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
+    ("plots.loss_curves", plots.loss_curves, b_loss_curves, 15, ()),
 ]
 
 #: Words of numpy's or Python's own errors that must never reach a reader.

@@ -36,6 +36,7 @@ const out = cases.map((c) => {
     case "scale_comparison": return m.scaleComparisonViews(c.X, c.length);
     case "head_count": return m.multiHead(c.X, c.W_Q, c.W_K, c.W_V, c.W_O, c.h);
     case "positional": return m.positionalViews(c.table, c.position);
+    case "training": return m.trainingView(c.data, c.step);
     case "format": return c.values.map((v) => m.formatValue(v, { decimals: 4, neg_inf: "\u2212\u221e" }));
   }
   throw new Error("unknown case " + c.fn);
@@ -191,6 +192,19 @@ def test_positional_views_agree(tmp_path):
     for case, js in zip(cases, run_node("positional", cases, tmp_path)):
         ref = st.positional_similarity(np.asarray(case["table"]), case["position"])
         _close([js["similarity"]], [ref], f"position {case['position']}")
+
+
+def test_training_views_agree(tmp_path):
+    data = st.training_data()
+    cases = [{"fn": "training", "data": data, "step": s} for s in data["steps"]]
+    cases.append({"fn": "training", "data": data, "step": 5})  # not a recorded step
+    js = run_node("training", cases, tmp_path)
+    assert js[-1] is None
+    for case, got in zip(cases[:-1], js[:-1]):
+        ref = st.training_view(data, case["step"])
+        assert got["step"] == ref["step"] and got["loss"] == ref["loss"] and got["previous"] == ref["previous"]
+        _close(got["weights"], ref["weights"], f"step {case['step']} weights")
+        _close(got["bilinear"], ref["bilinear"], f"step {case['step']} W_Q W_K^T")
 
 
 def test_numbers_are_formatted_as_attnlib_formats_them(tmp_path):

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import attnlib
-from attnlib import explorers
+from attnlib import experiments, explorers, training
 from attnlib.explorers import state as st
 
 X3 = attnlib.running_example()
@@ -554,6 +554,7 @@ ALL = [
     explorers.scale_comparison_explorer,
     explorers.head_count_explorer,
     explorers.positional_explorer,
+    explorers.training_explorer,
 ]
 
 
@@ -599,3 +600,28 @@ def test_reference_views_are_the_models_views():
     assert ref["messages"] == list(views.messages) and ref["messages"][0] == st.no_key_message("x1")
     assert ref["weights"][0] is None and ref["weights"][1:] == views.weights[1:].tolist()
     assert ref["scaled"] == views.scaled.tolist() and ref["divisor"] == 1.0 and ref["error"] == ""
+
+
+def test_training_explorer_shows_attnlib_recorded_steps():
+    ex = explorers.training_explorer()
+    run = experiments.learn_previous_token(seed=0, record_steps=st.TRAINING_RECORD_STEPS)
+    probe = experiments.previous_token_probe()
+    assert ex.steps == list(st.TRAINING_RECORD_STEPS) and ex.step == 0
+    assert ex.tokens == [f"t{i}" for i in range(6)] and ex.features == list(probe.features)
+    for snap in run.snapshots[::5] + run.snapshots[-1:]:
+        ex.set_state({"step": snap.step})
+        assert ex.result["loss"] == snap.loss
+        assert np.array_equal(ex.result["weights"], snap.weights[:6, :6])
+        assert np.array_equal(ex.result["bilinear"], snap.params["W_Q"] @ snap.params["W_K"].T)
+        assert ex.result["previous"] == training.relation_mass(snap.weights, probe, "previous")[0]
+        assert f"Step {snap.step} of 300" in ex.summary_text()
+    assert round(ex.result["previous"], 3) == 0.969  # the chapter's last recorded step
+    before = kept(ex)
+    for bad in (5, -10, 310, None, "300", True, 2.5):
+        with pytest.raises(ValueError, match="^step must be"):
+            ex.step = bad
+    assert kept(ex) == before
+    ex.set_state({"step": 7})
+    assert ex.step == 300 and ex.error.startswith("step must be")
+    ex.set_state({"losses": [0.0] * len(ex.steps)})  # data cannot be changed from the page
+    assert ex.losses[0] == run.snapshots[0].loss and "cannot be changed from the page" in ex.error

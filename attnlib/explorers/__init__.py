@@ -34,6 +34,7 @@ from .widget import (
     PositionalExplorer,
     ScaleComparisonExplorer,
     ScalingExplorer,
+    TrainingExplorer,
 )
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ScaleComparisonExplorer",
     "HeadCountExplorer",
     "PositionalExplorer",
+    "TrainingExplorer",
     "InvalidSetting",
     "SettingError",
     "attention_explorer",
@@ -51,6 +53,7 @@ __all__ = [
     "scale_comparison_explorer",
     "head_count_explorer",
     "positional_explorer",
+    "training_explorer",
     "reference_views",
     "matrix_html",
     "SNAPSHOT_NOTE",
@@ -155,3 +158,16 @@ def positional_explorer() -> PositionalExplorer:
     [[0.0, 1.0], [0.8415, 0.5403], [0.9093, -0.4161]]
     """
     return PositionalExplorer()
+
+
+def training_explorer() -> TrainingExplorer:
+    """Chapter 14: a slider over the recorded steps of the previous-token training run.
+
+    Examples
+    --------
+    >>> ex = training_explorer()
+    >>> ex.step = 300
+    >>> round(ex.result["previous"], 3), ex.result["weights"].shape
+    (0.969, (6, 6))
+    """
+    return TrainingExplorer()

@@ -451,3 +451,21 @@ def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequ
         "Frequencies \u03c9 = " + ", ".join(_fmt(float(w)) for w in freqs) + "."
     )
     return _facts(facts) + tables, facts + "\n" + matrix_text(pe, rows)
+
+
+def training_snapshot(view: Mapping[str, Any], last_step: int, tokens: Sequence[str], features: Sequence[str]) -> tuple[str, str]:
+    """The training explorer's two tables (attention map, ``W_Q W_K^T``) and its text summary."""
+    toks, feats = list(tokens), list(features)
+    facts = (
+        f"Step {view['step']} of {last_step}: loss {_fmt(view['loss'])} on the held-out batch; "
+        f"mean weight on the previous token {_fmt(view['previous'])}."
+    )
+    tables = _flex(
+        table_html(
+            view["weights"], toks, toks, name="weights", title=f"attention weights of one held-out sequence at step {view['step']}",
+            vmin=0.0, vmax=1.0, row_sums=True,
+        ),  # fmt: skip
+        table_html(view["bilinear"], feats, feats, name="bilinear", title="W_Q W_K^T (rows: query features, columns: key features)"),
+    )
+    text = "\n".join([facts, "attention weights:", matrix_text(view["weights"], toks), "W_Q W_K^T:", matrix_text(view["bilinear"], feats)])
+    return _facts(facts) + tables, text

@@ -48,7 +48,9 @@ from ..core import (
     scaled_scores,
     softmax,
 )
+from ..experiments import learn_previous_token, previous_token_probe
 from ..positional import positional_frequencies, sinusoidal_encoding
+from ..training import explorer_steps
 
 __all__ = [
     "SettingError",
@@ -82,6 +84,10 @@ __all__ = [
     "scaling_samples",
     "head_count_data",
     "positional_data",
+    "TRAINING_RECORD_STEPS",
+    "training_data",
+    "check_step",
+    "training_view",
 ]
 
 #: Largest number of tokens the explorer takes (an 8 x 8 mask grid still fits a page).
@@ -616,3 +622,55 @@ def positional_similarity(table: np.ndarray, position: int) -> np.ndarray:
 def default_example() -> tuple[np.ndarray, tuple[str, ...]]:
     """The running example and its token labels (the explorers' default)."""
     return running_example(), TOKENS
+
+
+#: The steps recorded for the training explorer of chapter 14 (from the chapter's previous-token run).
+TRAINING_RECORD_STEPS = tuple(range(0, 301, 10))
+
+
+def training_data(seed: int = 0) -> dict[str, Any]:
+    """The recorded steps of the chapter's previous-token run as plain lists.
+
+    :func:`attnlib.experiments.learn_previous_token` trained with ``seed``,
+    recorded every 10 steps (the trajectory is the chapter's: recording does
+    not change training), and :func:`attnlib.training.explorer_steps` turns it
+    into lists: ``steps``, ``losses``, ``previous``, ``weights`` (one held-out
+    sequence), ``bilinear`` (``W_Q W_K^T``), ``tokens``, ``features``.
+
+    Examples
+    --------
+    >>> d = training_data()
+    >>> d["steps"][:3], len(d["weights"][0]), len(d["bilinear"][0])
+    ([0, 10, 20], 6, 8)
+    """
+    return copy.deepcopy(_training_data(seed))
+
+
+@functools.cache
+def _training_data(seed: int) -> dict[str, Any]:
+    # one training run (well under a second); callers get a copy
+    run = learn_previous_token(seed=seed, record_steps=TRAINING_RECORD_STEPS)
+    return explorer_steps(run, previous_token_probe())
+
+
+def check_step(value: Any, steps: Sequence[int]) -> int:
+    """A recorded training step.
+
+    Examples
+    --------
+    >>> check_step(20, [0, 10, 20])
+    20
+    """
+    return check_choice("step", value, steps)
+
+
+def training_view(data: dict[str, Any], step: int) -> dict[str, Any]:
+    """What the training explorer shows at ``step``: its loss, weight on the previous token, attention map and ``W_Q W_K^T``."""
+    k = list(data["steps"]).index(check_step(step, data["steps"]))
+    return {
+        "step": int(step),
+        "loss": float(data["losses"][k]),
+        "previous": float(data["previous"][k]),
+        "weights": np.array(data["weights"][k], dtype=float),
+        "bilinear": np.array(data["bilinear"][k], dtype=float),
+    }

@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 import anywidget
 import numpy as np
 import traitlets
-from traitlets import Dict, Int, List, Unicode, validate
+from traitlets import Dict, Float, Int, List, Unicode, validate
 
 from ..core import TOKENS, AttentionResult, attention, running_example
 from . import frontend, snapshot
@@ -51,6 +51,7 @@ __all__ = [
     "ScaleComparisonExplorer",
     "HeadCountExplorer",
     "PositionalExplorer",
+    "TrainingExplorer",
 ]
 
 
@@ -208,7 +209,7 @@ class _Explorer(anywidget.AnyWidget):
 class AttentionExplorer(_Explorer):
     """Self-attention on ``X`` with a slider for every entry of ``W_Q``, ``W_K`` and ``W_V``.
 
-    Build it with :func:`attnlib.explorers.attention_explorer` (everything) or one
+    Build it with ``attnlib.explorers.attention_explorer()`` (everything) or one
     of the focused constructors. The state is readable and settable from code:
 
     * ``W_Q``, ``W_K``, ``W_V``: the matrices (read-only numpy arrays; assign a matrix);
@@ -701,6 +702,64 @@ class PositionalExplorer(_Explorer):
     def _parts(self) -> tuple[str, str]:
         freqs = self.frequencies[str(self.d_model)]
         return snapshot.positional_snapshot(self.position, self.d_model, self.table(), freqs, self._similarity)
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
+
+
+class _StepTrait(traitlets.TraitType):
+    """Any value, None included, goes to the owner's ``@validate`` check (``traitlets.Any`` lets None through unchecked)."""
+
+    info_text = "a recorded training step"
+
+
+class TrainingExplorer(_Explorer):
+    """Chapter 14: a slider over the recorded steps of a training run.
+
+    Each step shows the attention map of one held-out sequence, the learned
+    ``W_Q W_K^T`` and the loss; the states are computed once by attnlib
+    (``attnlib.explorers.state.training_data``) and handed to the page as data.
+    """
+
+    KIND = "training"
+    STATE = ("step",)
+    _esm = frontend.module_source("training")
+    _css = frontend.css_source()
+
+    steps = List(Int()).tag(sync=True)
+    losses = List(Float()).tag(sync=True)
+    previous = List(Float()).tag(sync=True)
+    weights = List().tag(sync=True)
+    bilinear = List().tag(sync=True)
+    tokens = List(Unicode()).tag(sync=True)
+    features = List(Unicode()).tag(sync=True)
+    step = _StepTrait(0).tag(sync=True)
+
+    def __init__(self, seed: int = 0) -> None:
+        self._ready = False
+        super().__init__(title="Training: attention learns to look one token back", step=0, **st.training_data(seed))
+
+    @validate("step")
+    def _valid_step(self, proposal: Any) -> int:
+        return self._checked(st.check_step, proposal.value, self.steps or [0])
+
+    def _data(self) -> dict[str, Any]:
+        return {"steps": self.steps, "losses": self.losses, "previous": self.previous, "weights": self.weights, "bilinear": self.bilinear}
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The shown step: ``step``, ``loss``, ``previous``, ``weights`` and ``bilinear`` (arrays)."""
+        return self._view
+
+    def _update(self) -> None:
+        self._view = st.training_view(self._data(), self.step)
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        return snapshot.training_snapshot(self._view, self.steps[-1], self.tokens, self.features)
 
     def snapshot_html(self) -> str:
         return self._parts()[0]

@@ -189,3 +189,11 @@ export function snap(value, { min, max, step }) {
   const v = min + k * step;
   return Math.min(max, Math.max(min, Number(v.toFixed(10))));
 }
+
+/** The training explorer: the recorded state at `step` (null if that step was not recorded). Python computed
+ * every number (attnlib.training.explorer_steps); the page only picks the step. */
+export function trainingView({ steps, losses, previous, weights, bilinear }, step) {
+  const k = steps.indexOf(step);
+  if (k < 0) return null;
+  return { step, loss: losses[k], previous: previous[k], weights: weights[k], bilinear: bilinear[k] };
+}

@@ -1,0 +1,313 @@
+"""The backward pass of attention, derived by hand and written in numpy.
+
+For a scalar loss ``L`` whose gradient with respect to the attention output
+``O = softmax(Q K^T / c + M) V`` is ``dO``, the chain rule gives, one step at
+a time (``c`` is the divisor, ``sqrt(d_k)`` by default):
+
+* ``dV = A^T dO`` and ``dA = dO V^T`` (from ``O = A V``);
+* ``dS = A * (dA - rowsum(dA * A))`` (the row-softmax backward,
+  :func:`softmax_backward`), where ``S`` are the scaled, masked scores;
+* ``dQ = dS K / c`` and ``dK = dS^T Q / c`` (from ``S = Q K^T / c``).
+
+A masked pair has weight exactly 0, so its entry of ``dS`` is exactly 0 and
+it contributes nothing to ``dQ`` or ``dK``.
+
+The projections ``Q = X W_Q``, ``K = X_m W_K``, ``V = X_m W_V`` add one more
+step: ``dW_Q = X^T dQ`` and so on (:func:`cross_attention_backward`,
+:func:`self_attention_backward`, :func:`multi_head_attention_backward`).
+:func:`central_difference` and :func:`relative_error` are the tools that
+check all of this numerically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ._validate import as_array, as_matrix
+from .core import AttentionResult, MultiHeadResult, attention, multi_head_parts, project
+
+__all__ = [
+    "AttentionGradients",
+    "ProjectionGradients",
+    "MultiHeadGradients",
+    "softmax_backward",
+    "attention_backward",
+    "attention_backward_from",
+    "projection_gradients",
+    "multi_head_backward_from",
+    "cross_attention_backward",
+    "self_attention_backward",
+    "multi_head_attention_backward",
+    "central_difference",
+    "relative_error",
+]
+
+
+class AttentionGradients(NamedTuple):
+    """Gradients of a loss with respect to the queries, keys and values."""
+
+    dQ: np.ndarray
+    dK: np.ndarray
+    dV: np.ndarray
+
+
+class ProjectionGradients(NamedTuple):
+    """Gradients of a loss with respect to the three projection matrices."""
+
+    dW_Q: np.ndarray
+    dW_K: np.ndarray
+    dW_V: np.ndarray
+
+
+class MultiHeadGradients(NamedTuple):
+    """Gradients of a loss with respect to the four matrices of multi-head attention."""
+
+    dW_Q: np.ndarray
+    dW_K: np.ndarray
+    dW_V: np.ndarray
+    dW_O: np.ndarray
+
+
+def softmax_backward(weights: Any, d_weights: Any) -> np.ndarray:
+    """Gradient with respect to the logits of a row-wise softmax.
+
+    If ``A = softmax(S)`` row by row and ``dA`` is the gradient of the loss
+    with respect to ``A``, then ``dS = A * (dA - rowsum(dA * A))``: the
+    Jacobian ``diag(a) - a a^T`` of each row applied without forming it.
+
+    Parameters
+    ----------
+    weights:
+        The softmax output ``A``, shape ``(n_q, n_k)``; entries in [0, 1].
+    d_weights:
+        ``dL/dA``, same shape.
+
+    Examples
+    --------
+    >>> A = np.array([[0.5, 0.5, 0.0]])
+    >>> softmax_backward(A, [[1.0, 0.0, 5.0]]).tolist()
+    [[0.25, -0.25, 0.0]]
+    """
+    a = as_matrix("weights", weights)
+    da = as_matrix("d_weights", d_weights)
+    if da.shape != a.shape:
+        raise ValueError(f"d_weights has shape {da.shape} but weights has shape {a.shape}; they must match")
+    if (a < 0).any() or (a > 1).any():
+        raise ValueError("weights must be softmax outputs (entries between 0 and 1)")
+    return a * (da - np.sum(da * a, axis=-1, keepdims=True))
+
+
+def attention_backward(
+    Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: bool | float = True
+) -> AttentionGradients:
+    """Gradients ``(dQ, dK, dV)`` of attention for a given output gradient.
+
+    Parameters
+    ----------
+    Q, K, V, mask, scale:
+        As in :func:`attnlib.core.attention` (same checks, same conventions:
+        a boolean mask with ``True`` = may attend, or an additive 0 / ``-inf``
+        mask).
+    d_output:
+        ``dL/dO``, shape ``(n_q, d_v)``.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> g = attention_backward(X, X, X, np.ones((3, 2)))
+    >>> bool(np.abs(g.dQ).max() < 1e-12)  # every value row sums to 1, so L = sum(O) = 3 whatever A is
+    True
+    >>> g.dV.sum(axis=1).round(4).tolist()
+    [2.0269, 2.0269, 1.9461]
+    """
+    return attention_backward_from(attention(Q, K, V, mask=mask, scale=scale), d_output)
+
+
+def attention_backward_from(forward: AttentionResult, d_output: Any) -> AttentionGradients:
+    """The backward pass of attention when its forward result is already at hand.
+
+    ``forward`` is what :func:`attnlib.core.attention` returned (its inputs
+    were checked there), so a training step runs the forward pass once.
+
+    Examples
+    --------
+    >>> from attnlib.core import attention
+    >>> X = np.eye(2)
+    >>> attention_backward_from(attention(X, X, X), [[1.0, 0.0], [0.0, 0.0]]).dV.round(4).tolist()
+    [[0.6698, 0.0], [0.3302, 0.0]]
+    """
+    d_out = as_matrix("d_output", d_output)
+    if d_out.shape != forward.output.shape:
+        raise ValueError(
+            f"d_output has shape {d_out.shape} but the attention output has shape {forward.output.shape} (n_q, d_v)"
+        )
+    A = forward.weights
+    dV = A.T @ d_out
+    dA = d_out @ forward.V.T
+    dS = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))  # softmax_backward without re-checking A
+    if forward.mask is not None:
+        dS = np.where(forward.mask, dS, 0.0)
+    dS = dS / forward.divisor
+    return AttentionGradients(dS @ forward.K, dS.T @ forward.Q, dV)
+
+
+def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients) -> ProjectionGradients:
+    """From ``(dQ, dK, dV)`` to the projection matrices: ``dW_Q = X_query^T dQ``, ``dW_K = X_memory^T dK``, ``dW_V = X_memory^T dV``.
+
+    Examples
+    --------
+    >>> g = AttentionGradients(np.ones((1, 2)), np.ones((2, 2)), np.ones((2, 3)))
+    >>> [m.shape for m in projection_gradients(np.ones((1, 4)), np.ones((2, 4)), g)]
+    [(4, 2), (4, 2), (4, 3)]
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    if grads.dQ.shape[0] != xq.shape[0] or grads.dK.shape[0] != xm.shape[0]:
+        raise ValueError(
+            f"grads do not match the inputs: dQ has {grads.dQ.shape[0]} rows for {xq.shape[0]} queries, "
+            f"dK has {grads.dK.shape[0]} rows for {xm.shape[0]} memory tokens"
+        )
+    return ProjectionGradients(xq.T @ grads.dQ, xm.T @ grads.dK, xm.T @ grads.dV)
+
+
+def cross_attention_backward(
+    X_query: Any,
+    X_memory: Any,
+    W_Q: Any,
+    W_K: Any,
+    W_V: Any,
+    d_output: Any,
+    mask: Any = None,
+    scale: bool | float = True,
+) -> ProjectionGradients:
+    """Gradients with respect to ``W_Q``, ``W_K``, ``W_V`` of :func:`attnlib.core.cross_attention`.
+
+    ``dW_Q = X_query^T dQ``, ``dW_K = X_memory^T dK``, ``dW_V = X_memory^T dV``.
+
+    Examples
+    --------
+    >>> I = np.eye(2)
+    >>> g = cross_attention_backward([[1, 0]], [[1, 0], [0, 1]], I, I, I, [[1.0, 0.0]])
+    >>> [m.shape for m in g]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    q = project(xq, W_Q, "X_query", "W_Q")
+    k = project(xm, W_K, "X_memory", "W_K")
+    v = project(xm, W_V, "X_memory", "W_V")
+    return projection_gradients(xq, xm, attention_backward(q, k, v, d_output, mask=mask, scale=scale))
+
+
+def self_attention_backward(
+    X: Any, W_Q: Any, W_K: Any, W_V: Any, d_output: Any, mask: Any = None, scale: bool | float = True
+) -> ProjectionGradients:
+    """Gradients with respect to ``W_Q``, ``W_K``, ``W_V`` of :func:`attnlib.core.self_attention`.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> g = self_attention_backward(X, np.eye(2), np.eye(2), np.eye(2), np.eye(3, 2))
+    >>> g.dW_V.round(4).tolist()
+    [[0.6155, 0.3845], [0.3845, 0.6155]]
+    """
+    x = as_matrix("X", X)
+    return cross_attention_backward(x, x, W_Q, W_K, W_V, d_output, mask=mask, scale=scale)
+
+
+def multi_head_attention_backward(
+    X_query: Any,
+    X_memory: Any,
+    W_Q: Any,
+    W_K: Any,
+    W_V: Any,
+    W_O: Any,
+    n_heads: int,
+    d_output: Any,
+    mask: Any = None,
+) -> MultiHeadGradients:
+    """Gradients of :func:`attnlib.core.multi_head_attention` with respect to its four matrices.
+
+    The output is ``C W_O`` with ``C`` the concatenated head outputs, so
+    ``dW_O = C^T dOut`` and ``dC = dOut W_O^T``; each head's column block of
+    ``dC`` goes through :func:`attention_backward` (scaled by
+    ``sqrt(d_head)``), and the blocks of ``dQ``, ``dK``, ``dV`` are placed
+    back in the packed layout before the projection step.
+
+    Examples
+    --------
+    >>> X, I = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.eye(2)
+    >>> g = multi_head_attention_backward(X, X, I, I, I, I, 2, np.ones((3, 2)))
+    >>> [m.shape for m in g]
+    [(2, 2), (2, 2), (2, 2), (2, 2)]
+    """
+    forward = multi_head_parts(X_query, X_memory, W_Q, W_K, W_V, W_O, n_heads, mask=mask)
+    return multi_head_backward_from(forward, X_query, X_memory, d_output)
+
+
+def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: Any, d_output: Any) -> MultiHeadGradients:
+    """The multi-head backward pass from the result of :func:`attnlib.core.multi_head_parts`.
+
+    Examples
+    --------
+    >>> from attnlib.core import multi_head_parts
+    >>> X, I = np.eye(2), np.eye(2)
+    >>> g = multi_head_backward_from(multi_head_parts(X, X, I, I, I, I, 1), X, X, np.eye(2))
+    >>> g.dW_O.round(4).tolist()
+    [[0.6698, 0.3302], [0.3302, 0.6698]]
+    """
+    xq = as_matrix("X_query", X_query)
+    xm = as_matrix("X_memory", X_memory)
+    d_out = as_matrix("d_output", d_output)
+    if d_out.shape != forward.output.shape:
+        raise ValueError(f"d_output has shape {d_out.shape} but the output has shape {forward.output.shape} (n_q, d_model)")
+    d_concat = d_out @ forward.W_O.T
+    col = 0
+    parts = []
+    for head in forward.heads:
+        width = head.V.shape[1]
+        parts.append(attention_backward_from(head, d_concat[:, col : col + width]))
+        col += width
+    g = AttentionGradients(*(np.concatenate([p[i] for p in parts], axis=1) for i in range(3)))
+    return MultiHeadGradients(*projection_gradients(xq, xm, g), forward.concat.T @ d_out)
+
+
+def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1e-5) -> np.ndarray:
+    """Numerical gradient of a scalar function by central differences.
+
+    Entry ``i`` is ``(fn(x + eps e_i) - fn(x - eps e_i)) / (2 eps)``; its
+    error shrinks like ``eps**2`` until floating-point rounding takes over.
+
+    Examples
+    --------
+    >>> central_difference(lambda x: float(np.sum(x ** 3)), [[1.0, 2.0]]).round(6).tolist()
+    [[3.0, 12.0]]
+    """
+    base = as_array("x", x, (1, 2, 3))
+    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
+        raise ValueError(f"eps must be a number between 0 and 1; got {eps!r}")
+    grad = np.empty_like(base)
+    for idx in np.ndindex(base.shape):
+        up, down = base.copy(), base.copy()
+        up[idx] += eps
+        down[idx] -= eps
+        grad[idx] = (float(fn(up)) - float(fn(down))) / (2 * eps)
+    return grad
+
+
+def relative_error(computed: Any, reference: Any) -> float:
+    """``max |computed - reference| / max(max |reference|, 1e-300)``: one number per comparison.
+
+    Examples
+    --------
+    >>> round(relative_error([1.0, 2.0], [1.0, 2.000002]), 9)
+    1e-06
+    """
+    a = np.asarray(computed, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"computed has shape {a.shape} but reference has shape {b.shape}")
+    return float(np.abs(a - b).max() / max(float(np.abs(b).max()), 1e-300))

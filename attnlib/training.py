@@ -1,0 +1,554 @@
+"""Training attention's projections in plain numpy: toy tasks, a loss, two optimizers, a loop.
+
+Everything is seeded: the same ``seed`` gives the same tasks, the same
+start and the same trajectory, step for step.
+
+* Tasks (:func:`previous_token_task`, :func:`two_relation_task`) are
+  batches of short sequences whose right attention pattern is known. A
+  batch is stacked into one matrix of rows, and a block-diagonal mask keeps
+  every sequence to itself, so one call of :func:`attnlib.core.attention`
+  handles the whole batch.
+* :class:`AttentionModel` is one self-attention layer, single-head (three
+  rectangular matrices) or multi-head (four square matrices, as
+  :func:`attnlib.core.multi_head_attention`); its gradients come from
+  :mod:`attnlib.backward`.
+* :func:`mse_loss` is the loss and its gradient; :class:`GradientDescent`
+  and :class:`Adam` are written out; :func:`train` records the loss, the
+  gradient norms and the softmax saturation at every step, and the weights
+  and attention maps at chosen steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_int, as_matrix, as_positive_int
+from .backward import attention_backward_from, multi_head_backward_from, projection_gradients
+from .core import AttentionResult, MultiHeadResult, multi_head_parts, self_attention
+from .positional import sinusoidal_encoding
+
+__all__ = [
+    "Task",
+    "previous_token_task",
+    "two_relation_task",
+    "mse_loss",
+    "AttentionModel",
+    "init_params",
+    "GradientDescent",
+    "Adam",
+    "Snapshot",
+    "TrainingRun",
+    "train",
+    "relation_mass",
+    "head_roles",
+    "saturation",
+    "explorer_steps",
+]
+
+Params = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Task:
+    """A batch of sequences stacked as rows, with what each row should output.
+
+    Attributes
+    ----------
+    X:
+        ``(n_sequences * length, d_model)`` token rows, sequence after sequence.
+    target:
+        ``(rows, d_out)`` what the attention output should be.
+    loss_weight:
+        ``(rows, d_out)`` 1 where the target counts, 0 where it does not (the
+        first token has no previous token).
+    mask:
+        Block-diagonal boolean ``(rows, rows)``: a token attends only inside
+        its own sequence.
+    relations:
+        For each relation name, the row index of the key each query row
+        should attend to (``-1`` where the relation has no answer).
+    length:
+        Tokens per sequence.
+    features:
+        A name for each column of ``X``.
+    """
+
+    X: np.ndarray
+    target: np.ndarray
+    loss_weight: np.ndarray
+    mask: np.ndarray
+    relations: dict[str, np.ndarray]
+    length: int
+    features: tuple[str, ...]
+
+    @property
+    def n_sequences(self) -> int:
+        """How many sequences are stacked."""
+        return self.X.shape[0] // self.length
+
+
+def _one_hot(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
+    return np.eye(n_symbols)[symbols]
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+@lru_cache(maxsize=32)
+def _block_mask(n_sequences: int, length: int) -> np.ndarray:
+    # cached (tasks are drawn at every training step) and read-only, since every task shares it
+    return _read_only(np.kron(np.eye(n_sequences, dtype=bool), np.ones((length, length), dtype=bool)))
+
+
+@lru_cache(maxsize=32)
+def _positions(n_sequences: int, length: int, d_pos: int) -> np.ndarray:
+    return _read_only(np.tile(sinusoidal_encoding(length, d_pos), (n_sequences, 1)))
+
+
+@lru_cache(maxsize=32)
+def _previous_rows(n_sequences: int, length: int) -> np.ndarray:
+    rows = np.arange(n_sequences * length)
+    return _read_only(np.where(rows % length == 0, -1, rows - 1))
+
+
+def _check_task_sizes(n_sequences: Any, length: Any, n_symbols: Any, d_pos: Any) -> tuple[int, int, int, int]:
+    n_sequences = as_positive_int("n_sequences", n_sequences)
+    length = as_int("length", length, minimum=2, what="an integer >= 2")
+    n_symbols = as_int("n_symbols", n_symbols, minimum=2, what="an integer >= 2")
+    d_pos = as_int("d_pos", d_pos, minimum=2, what="an even integer >= 2")
+    if d_pos % 2:
+        raise ValueError(f"d_pos must be an even integer >= 2; got {d_pos}")
+    return n_sequences, length, n_symbols, d_pos
+
+
+def _pos_names(d_pos: int) -> list[str]:
+    return [f"{f}{i}" for i in range(d_pos // 2) for f in ("sin", "cos")]
+
+
+def previous_token_task(
+    n_sequences: int, length: int = 6, n_symbols: int = 4, d_pos: int = 4, seed: int | np.random.Generator = 0
+) -> Task:
+    """Each token must output the symbol of the token just before it.
+
+    A token is ``[one-hot symbol, sinusoidal position]``; symbols are drawn
+    at random, so only the positions tell a query where to look. The right
+    attention pattern puts all weight on the previous row; the first token
+    of each sequence has no target.
+
+    Examples
+    --------
+    >>> t = previous_token_task(2, length=3, n_symbols=2, d_pos=2, seed=1)
+    >>> t.X.shape, t.target.shape, t.mask.shape
+    ((6, 4), (6, 2), (6, 6))
+    >>> t.relations["previous"].tolist()
+    [-1, 0, 1, -1, 3, 4]
+    """
+    n_sequences, length, n_symbols, d_pos = _check_task_sizes(n_sequences, length, n_symbols, d_pos)
+    rng = np.random.default_rng(seed)
+    symbols = rng.integers(0, n_symbols, size=(n_sequences, length)).ravel()
+    X = np.hstack([_one_hot(symbols, n_symbols), _positions(n_sequences, length, d_pos)])
+    prev = _previous_rows(n_sequences, length)
+    target = np.where(prev[:, None] >= 0, _one_hot(symbols[prev], n_symbols), 0.0)
+    weight = np.repeat((prev >= 0)[:, None], n_symbols, axis=1).astype(float)
+    features = tuple(f"s{i}" for i in range(n_symbols)) + tuple(_pos_names(d_pos))
+    return Task(X, target, weight, _block_mask(n_sequences, length), {"previous": prev}, length, features)
+
+
+def two_relation_task(
+    n_sequences: int, length: int = 6, n_symbols: int = 3, d_pos: int = 4, seed: int | np.random.Generator = 0
+) -> Task:
+    """Two relations at once: fetch the previous token's payload and the payload of the matching token.
+
+    Every token carries a name (distinct within its sequence), a request
+    (the name of another token of the sequence), a payload symbol and its
+    position: ``[one-hot name, one-hot request, one-hot payload, position]``.
+    The target is ``[payload of the previous token, payload of the token
+    whose name equals my request]``, padded with zero columns to the width
+    of ``X`` (so that a multi-head layer, whose output is as wide as its
+    input, can be trained on it). The requested token is never the previous
+    one, so the two relations point at different keys. Finding the previous
+    token needs the positions; finding the match needs the names and
+    requests; both fetch the payloads: the keys and the values of one layer
+    have to use different features.
+
+    Examples
+    --------
+    >>> t = two_relation_task(1, length=4, n_symbols=2, d_pos=2, seed=0)
+    >>> t.X.shape, t.target.shape
+    ((4, 12), (4, 12))
+    >>> sorted(t.relations)
+    ['matching', 'previous']
+    """
+    n_sequences, length, n_symbols, d_pos = _check_task_sizes(n_sequences, length, n_symbols, d_pos)
+    if length < 3:
+        raise ValueError(f"length must be at least 3 for two_relation_task (a request that is neither me-1 nor unique); got {length}")
+    rng = np.random.default_rng(seed)
+    names = rng.permuted(np.tile(np.arange(length), (n_sequences, 1)), axis=1).ravel()
+    payload = rng.integers(0, n_symbols, size=n_sequences * length)
+    prev = _previous_rows(n_sequences, length)
+    rows = np.arange(n_sequences * length)
+    start, pos = rows - rows % length, rows % length
+    # a random position of the sequence other than the previous one (any position for the first token)
+    pick = rng.integers(0, length - (pos > 0))
+    skip = (pos > 0) & (pick >= pos - 1)
+    match = start + pick + skip
+    request = names[match]
+    pe = _positions(n_sequences, length, d_pos)
+    X = np.hstack([_one_hot(names, length), _one_hot(request, length), _one_hot(payload, n_symbols), pe])
+    target = np.zeros_like(X)
+    weight = np.zeros_like(X)
+    has_prev = prev >= 0
+    target[has_prev, :n_symbols] = _one_hot(payload[prev[has_prev]], n_symbols)
+    weight[has_prev, :n_symbols] = 1.0
+    target[:, n_symbols : 2 * n_symbols] = _one_hot(payload[match], n_symbols)
+    weight[:, n_symbols : 2 * n_symbols] = 1.0
+    weight[:, 2 * n_symbols :] = 1.0  # the padding columns should stay 0
+    features = (
+        tuple(f"n{i}" for i in range(length))
+        + tuple(f"r{i}" for i in range(length))
+        + tuple(f"p{i}" for i in range(n_symbols))
+        + tuple(_pos_names(d_pos))
+    )
+    relations = {"previous": prev, "matching": _read_only(match)}
+    return Task(X, target, weight, _block_mask(n_sequences, length), relations, length, features)
+
+
+def mse_loss(output: Any, target: Any, weight: Any = None) -> tuple[float, np.ndarray]:
+    """Weighted mean squared error and its gradient with respect to ``output``.
+
+    ``L = sum(w * (O - T)**2) / sum(w)`` and ``dL/dO = 2 w (O - T) / sum(w)``.
+
+    Examples
+    --------
+    >>> loss, grad = mse_loss([[1.0, 0.0]], [[0.0, 0.0]])
+    >>> loss, grad.tolist()
+    (0.5, [[1.0, 0.0]])
+    """
+    o = as_matrix("output", output)
+    t = as_matrix("target", target)
+    if t.shape != o.shape:
+        raise ValueError(f"target has shape {t.shape} but output has shape {o.shape}")
+    w = np.ones_like(o) if weight is None else as_matrix("weight", weight)
+    if w.shape != o.shape:
+        raise ValueError(f"weight has shape {w.shape} but output has shape {o.shape}")
+    if (w < 0).any() or w.sum() <= 0:
+        raise ValueError("weight must be non-negative with a positive sum")
+    total = float(w.sum())
+    diff = o - t
+    return float(np.sum(w * diff**2) / total), 2.0 * w * diff / total
+
+
+@dataclass(frozen=True)
+class AttentionModel:
+    """One self-attention layer trained on a :class:`Task`.
+
+    ``n_heads=None`` is a single head with matrices ``W_Q``, ``W_K``
+    (``d_model x d_k``) and ``W_V`` (``d_model x d_out``) and no output
+    matrix; an integer is :func:`attnlib.core.multi_head_attention` with four
+    square matrices (it always scales by ``sqrt(d_head)``).
+    """
+
+    n_heads: int | None = None
+    scale: bool | float = True
+
+    def _forward(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
+        if self.n_heads is None:
+            return self_attention(task.X, params["W_Q"], params["W_K"], params["W_V"], mask=task.mask, scale=self.scale)
+        return multi_head_parts(task.X, task.X, params["W_Q"], params["W_K"], params["W_V"], params["W_O"], self.n_heads, mask=task.mask)
+
+    @staticmethod
+    def _weights(result: AttentionResult | MultiHeadResult) -> np.ndarray:
+        if isinstance(result, MultiHeadResult):
+            return np.stack([h.weights for h in result.heads])
+        return result.weights
+
+    def forward(self, params: Params, task: Task) -> tuple[np.ndarray, np.ndarray]:
+        """Output rows and attention weights (``(n_heads, rows, rows)`` for multi-head)."""
+        result = self._forward(params, task)
+        return result.output, self._weights(result)
+
+    def loss_and_gradients(self, params: Params, task: Task) -> tuple[float, Params, np.ndarray]:
+        """The loss, its gradient for every matrix (keys ``dW_Q`` and so on), and the attention weights.
+
+        The forward pass runs once; :mod:`attnlib.backward` takes it from there.
+        """
+        result = self._forward(params, task)
+        loss, d_out = mse_loss(result.output, task.target, task.loss_weight)
+        if isinstance(result, MultiHeadResult):
+            grads = multi_head_backward_from(result, task.X, task.X, d_out)
+        else:
+            grads = projection_gradients(task.X, task.X, attention_backward_from(result, d_out))
+        return loss, dict(grads._asdict()), self._weights(result)
+
+
+def init_params(shapes: dict[str, tuple[int, int]], std: float, seed: int | np.random.Generator) -> Params:
+    """Random normal matrices, ``N(0, std**2)`` entries, in the order of ``shapes``.
+
+    Examples
+    --------
+    >>> p = init_params({"W_Q": (2, 3)}, 0.1, seed=0)
+    >>> p["W_Q"].shape
+    (2, 3)
+    """
+    if not (isinstance(std, (int, float)) and std > 0):
+        raise ValueError(f"std must be a positive number; got {std!r}")
+    rng = np.random.default_rng(seed)
+    return {name: std * rng.normal(size=shape) for name, shape in shapes.items()}
+
+
+def _grad_key(name: str) -> str:
+    return "d" + name
+
+
+@dataclass
+class GradientDescent:
+    """Plain gradient descent: ``W <- W - lr * dW``."""
+
+    lr: float = 0.1
+
+    def step(self, params: Params, grads: Params) -> Params:
+        """New parameters (the old ones are not modified)."""
+        return {n: w - self.lr * grads[_grad_key(n)] for n, w in params.items()}
+
+
+@dataclass
+class Adam:
+    """Adam (Kingma and Ba, 2015), written out.
+
+    ``m <- b1 m + (1 - b1) g``, ``v <- b2 v + (1 - b2) g**2``, and
+    ``W <- W - lr * m_hat / (sqrt(v_hat) + eps)`` with the bias corrections
+    ``m_hat = m / (1 - b1**t)``, ``v_hat = v / (1 - b2**t)``.
+
+    Examples
+    --------
+    >>> opt = Adam(lr=0.1)
+    >>> p = opt.step({"W": np.array([[1.0]])}, {"dW": np.array([[5.0]])})
+    >>> p["W"].round(6).tolist()  # the first step moves every entry by lr
+    [[0.9]]
+    """
+
+    lr: float = 0.01
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    t: int = 0
+    m: Params = field(default_factory=dict)
+    v: Params = field(default_factory=dict)
+
+    def step(self, params: Params, grads: Params) -> Params:
+        """New parameters; the moment estimates are updated in place."""
+        self.t += 1
+        new = {}
+        for n, w in params.items():
+            g = grads[_grad_key(n)]
+            self.m[n] = self.beta1 * self.m.get(n, np.zeros_like(w)) + (1 - self.beta1) * g
+            self.v[n] = self.beta2 * self.v.get(n, np.zeros_like(w)) + (1 - self.beta2) * g**2
+            m_hat = self.m[n] / (1 - self.beta1**self.t)
+            v_hat = self.v[n] / (1 - self.beta2**self.t)
+            new[n] = w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        return new
+
+
+def saturation(weights: Any) -> float:
+    """Mean over query rows of the largest attention weight (1 = one-hot, fully saturated).
+
+    Examples
+    --------
+    >>> saturation([[0.5, 0.5], [1.0, 0.0]])
+    0.75
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    return float(w.max(axis=-1).mean())
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The state of a run at one recorded step (before that step's update)."""
+
+    step: int
+    loss: float
+    params: Params
+    weights: np.ndarray
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """What :func:`train` recorded.
+
+    Attributes
+    ----------
+    losses:
+        Loss on each step's training batch, before the update (length ``n_steps``),
+        then the final loss on the probe batch as ``final_loss``.
+    grad_norms:
+        For each matrix, the Frobenius norm of its gradient at every step.
+    saturations:
+        :func:`saturation` of each step's attention weights.
+    snapshots:
+        Parameters and the probe batch's attention weights at the recorded steps.
+    final_loss:
+        Loss on the probe batch after the last update.
+    """
+
+    losses: np.ndarray
+    grad_norms: dict[str, np.ndarray]
+    saturations: np.ndarray
+    snapshots: tuple[Snapshot, ...]
+    final_loss: float
+    final_params: Params
+
+
+def train(
+    model: AttentionModel,
+    params: Params,
+    optimizer: GradientDescent | Adam,
+    make_batch: Any,
+    n_steps: int,
+    probe: Task,
+    record_steps: Sequence[int] = (),
+    seed: int = 0,
+) -> TrainingRun:
+    """Train ``params`` for ``n_steps`` steps on fresh seeded batches.
+
+    Parameters
+    ----------
+    model, params, optimizer:
+        What to train, from where, and how.
+    make_batch:
+        ``make_batch(rng) -> Task``: a fresh batch from the run's generator.
+    n_steps:
+        Number of updates.
+    probe:
+        A fixed batch on which the recorded attention maps and the final loss
+        are computed.
+    record_steps:
+        Steps (``0 .. n_steps``) at which to keep a :class:`Snapshot`;
+        ``n_steps`` means after the last update.
+    seed:
+        Seeds the batches; with the same seed, params and optimizer settings
+        the run is identical.
+
+    Examples
+    --------
+    >>> probe = previous_token_task(2, seed=99)
+    >>> p = init_params({"W_Q": (8, 4), "W_K": (8, 4), "W_V": (8, 4)}, 0.5, seed=0)
+    >>> run = train(AttentionModel(), p, Adam(lr=0.05), lambda r: previous_token_task(4, seed=r), 50, probe)
+    >>> bool(run.final_loss < run.losses[0])
+    True
+    """
+    n_steps = as_positive_int("n_steps", n_steps)
+    record = sorted({as_int("record_steps", s, minimum=0, what="a step between 0 and n_steps") for s in record_steps})
+    if record and record[-1] > n_steps:
+        raise ValueError(f"record_steps must lie between 0 and n_steps={n_steps}; got {record[-1]}")
+    rng = np.random.default_rng(seed)
+    losses = np.empty(n_steps)
+    sats = np.empty(n_steps)
+    norms = {n: np.empty(n_steps) for n in params}
+    snaps = []
+
+    def snapshot(step: int, p: Params) -> Snapshot:
+        loss, _, w = model.loss_and_gradients(p, probe)
+        return Snapshot(step, loss, {n: m.copy() for n, m in p.items()}, w)
+
+    for step in range(n_steps):
+        if step in record:
+            snaps.append(snapshot(step, params))
+        batch = make_batch(rng)
+        loss, grads, weights = model.loss_and_gradients(params, batch)
+        losses[step] = loss
+        sats[step] = saturation(weights)
+        for n in params:
+            norms[n][step] = float(np.linalg.norm(grads[_grad_key(n)]))
+        params = optimizer.step(params, grads)
+    final = snapshot(n_steps, params)
+    if n_steps in record:
+        snaps.append(final)
+    return TrainingRun(losses, norms, sats, tuple(snaps), final.loss, params)
+
+
+def relation_mass(weights: Any, task: Task, relation: str) -> np.ndarray:
+    """Mean attention weight each head puts on the key ``relation`` asks for.
+
+    Averaged over the query rows where the relation has an answer. Returns
+    one number per head (a length-1 array for a single head).
+
+    Examples
+    --------
+    >>> t = previous_token_task(1, length=3, n_symbols=2, d_pos=2)
+    >>> w = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
+    >>> relation_mass(w, t, "previous").tolist()
+    [1.0]
+    """
+    if relation not in task.relations:
+        raise ValueError(f"relation must be one of {sorted(task.relations)}; got {relation!r}")
+    w = np.asarray(weights, dtype=np.float64)
+    w = w[None] if w.ndim == 2 else w
+    rows = np.flatnonzero(task.relations[relation] >= 0)
+    keys = task.relations[relation][rows]
+    return w[:, rows, keys].mean(axis=1)
+
+
+def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | None]:
+    """For each head, the relation that gets more than ``threshold`` of its weight on average, or None.
+
+    Examples
+    --------
+    >>> t = previous_token_task(1, length=3, n_symbols=2, d_pos=2)
+    >>> head_roles(np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float), t)
+    ['previous']
+    """
+    if not 0.5 <= threshold < 1:
+        raise ValueError(f"threshold must be in [0.5, 1) so that a head takes at most one relation; got {threshold}")
+    masses = {name: relation_mass(weights, task, name) for name in task.relations}
+    n_heads = next(iter(masses.values())).size
+    roles: list[str | None] = []
+    for h in range(n_heads):
+        best = max(masses, key=lambda name: masses[name][h])
+        roles.append(best if masses[best][h] > threshold else None)
+    return roles
+
+
+def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int = 0) -> dict[str, Any]:
+    """The recorded steps of a single-head run as plain lists, for the training explorer.
+
+    Returns ``steps``, ``losses`` (probe loss at each step), ``previous``
+    (mean weight on the previous token over the whole probe batch, see
+    :func:`relation_mass`), ``weights`` (the attention map of one probe
+    sequence at each step), ``bilinear`` (``W_Q W_K^T`` at each step),
+    ``tokens`` (labels of that sequence's rows) and ``features`` (labels of
+    the rows and columns of ``W_Q W_K^T``).
+
+    Examples
+    --------
+    >>> probe = previous_token_task(1, length=3, n_symbols=2, d_pos=2)
+    >>> p = init_params({"W_Q": (4, 2), "W_K": (4, 2), "W_V": (4, 2)}, 0.5, seed=0)
+    >>> run = train(AttentionModel(), p, Adam(0.05), lambda r: previous_token_task(2, 3, 2, 2, r), 4, probe, (0, 4))
+    >>> d = explorer_steps(run, probe)
+    >>> d["steps"], len(d["weights"][0]), len(d["bilinear"][0])
+    ([0, 4], 3, 4)
+    """
+    if not run.snapshots:
+        raise ValueError("run has no recorded steps; pass record_steps to train()")
+    sequence = as_int("sequence", sequence, minimum=0, what="a sequence index of the probe batch")
+    if sequence >= probe.n_sequences:
+        raise ValueError(f"sequence must be below {probe.n_sequences} (the probe's sequences); got {sequence}")
+    rows = slice(sequence * probe.length, (sequence + 1) * probe.length)
+    out: dict[str, Any] = {"steps": [], "losses": [], "previous": [], "weights": [], "bilinear": []}
+    for snap in run.snapshots:
+        w = snap.weights if snap.weights.ndim == 2 else snap.weights[head]
+        out["steps"].append(snap.step)
+        out["losses"].append(float(snap.loss))
+        if "previous" in probe.relations:
+            out["previous"].append(float(relation_mass(snap.weights, probe, "previous")[head if snap.weights.ndim == 3 else 0]))
+        out["weights"].append(w[rows, rows].tolist())
+        out["bilinear"].append((snap.params["W_Q"] @ snap.params["W_K"].T).tolist())
+    out["tokens"] = [f"t{t}" for t in range(probe.length)]
+    out["features"] = list(probe.features)
+    return out
