@@ -4,7 +4,7 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import checks, compatibility, cost, exact, heads, paths, plots, positional, retrieval, scaling
+from . import blocked, checks, compatibility, cost, exact, heads, measure, paths, plots, positional, retrieval, scaling
 from .core import (
     TOKENS,
     AttentionResult,
@@ -27,6 +27,7 @@ from .positional import positional_frequencies, sinusoidal_encoding
 __version__ = "0.1.0"
 
 __all__ = [
+    "blocked",
     "checks",
     "compatibility",
     "cost",
@@ -34,6 +35,7 @@ __all__ = [
     "exact",
     "scaling",
     "heads",
+    "measure",
     "paths",
     "plots",
     "positional",

@@ -375,12 +375,13 @@ def chunked_attention(
     acc = np.zeros((n_q, v.shape[1]))
     for block in key_blocks(n_q, n_k, block_size, causal=kind == "causal"):
         (r0, r1), (c0, c1) = block.rows, block.keys
-        s = q[r0:r1] @ k[c0:c1].T
-        s /= divisor
-        allowed = _allowed_in_block(kind, payload, block)
-        if allowed is not None:
-            np.copyto(s, -np.inf, where=~allowed)
-        m_new, l_new, rescale, p = _step(m[r0:r1], l[r0:r1], s)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
+            s = q[r0:r1] @ k[c0:c1].T
+            s /= divisor
+            allowed = _allowed_in_block(kind, payload, block)
+            if allowed is not None:
+                np.copyto(s, -np.inf, where=~allowed)
+            m_new, l_new, rescale, p = _step(m[r0:r1], l[r0:r1], s)
         if np.isnan(m_new).any() or np.isposinf(m_new).any():
             raise ValueError(f"the scores Q K^T overflowed (inf or NaN) in the block of keys {c0}..{c1 - 1}; Q and K are too large")
         acc[r0:r1] *= rescale[:, None]
