@@ -289,3 +289,50 @@ def test_measure_and_fit_on_a_tiny_sweep():
         fit_power_law([3, 3], [1, 2])
     with pytest.raises(ValueError, match="positive"):
         fit_power_law([1, 2], [0, 2])
+
+
+# --- the exercise's self-check ----------------------------------------------------------------
+
+
+def test_two_block_check_passes_correct_versions_and_explains_mistakes():
+    import math
+
+    from attnlib.checks import check_two_block_normaliser
+
+    def numpy_version(s1, s2):
+        m1 = s1.max()
+        m = max(m1, s2.max())
+        l1 = np.exp(s1 - m1).sum() if m1 > -np.inf else 0.0
+        return m, l1 * np.exp(m1 - m) + np.exp(s2 - m).sum()
+
+    def plain_python(s1, s2):
+        m = l = None
+        for block in (list(s1), list(s2)):
+            top = max(block)
+            if top == -math.inf:
+                continue
+            new_m = top if m is None else max(m, top)
+            l = (0.0 if l is None else l * math.exp(m - new_m)) + sum(math.exp(x - new_m) for x in block)
+            m = new_m
+        return [m, l]
+
+    assert check_two_block_normaliser(numpy_version, verbose=False)
+    assert check_two_block_normaliser(plain_python, verbose=False)
+
+    def no_rescaling(s1, s2):
+        m = max(s1.max(), s2.max())
+        l1 = np.exp(s1 - s1.max()).sum() if s1.max() > -np.inf else 0.0
+        return m, l1 + np.exp(s2 - m).sum()
+
+    result = check_two_block_normaliser(no_rescaling, verbose=False)
+    assert not result and any("without rescaling" in msg for msg in result.messages)
+
+    def nan_on_masked_block(s1, s2):
+        m1 = s1.max()
+        m = max(m1, s2.max())
+        return m, np.exp(s1 - m1).sum() * np.exp(m1 - m) + np.exp(s2 - m).sum()
+
+    result = check_two_block_normaliser(nan_on_masked_block, verbose=False)
+    assert result.n_passed == result.n_cases - 1 and "NaN" in result.messages[0]
+    answers = [numpy_version(np.array([0.0]), np.array([2**-0.5, 2**-1.5]))]
+    assert not check_two_block_normaliser(lambda s1, s2: answers[0], verbose=False)  # a hard-coded answer
