@@ -167,6 +167,8 @@ class OnlineStep:
         The running maximum before and after the block.
     rescale:
         ``exp(m_before - m_after)``: 1 when the maximum did not grow, 0 for the first block.
+    terms:
+        The block's own terms ``exp(score - m_after)``.
     l_before, l_after:
         The running normaliser before and after.
     acc_after:
@@ -178,6 +180,7 @@ class OnlineStep:
     m_before: float
     m_after: float
     rescale: float
+    terms: tuple[float, ...]
     l_before: float
     l_after: float
     acc_after: tuple[float, ...] | None
@@ -239,6 +242,7 @@ def online_softmax_trace(scores: Any, block_sizes: int | Sequence[int], values: 
                 float(m),
                 float(m_new),
                 float(rescale),
+                tuple(float(x) for x in p),
                 float(l),
                 float(l_new),
                 None if acc is None else tuple(float(x) for x in acc),

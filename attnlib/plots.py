@@ -203,3 +203,64 @@ def token_vectors(
     if title:
         ax.set_title(title)
     return fig
+
+
+# --- chapter 15: which blocks of the score matrix exist ---------------------------------------
+
+__all__ += ["key_block_steps"]
+
+
+def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *, title: str = "") -> Figure:
+    """Draw the score matrix at several steps of the blocked computation.
+
+    ``data`` is the dictionary of :func:`attnlib.blocked.block_explorer_data`.
+    In each panel the block of scores that exists at that step is coloured
+    and numbered with the step, the blocks already folded into the running
+    maximum, normaliser and sum are hatched grey (they no longer exist), and
+    the blocks still to come are white. ``steps`` are 0-based step numbers
+    (default: every step, at most six).
+
+    Examples
+    --------
+    >>> from attnlib.blocked import block_explorer_data
+    >>> fig = key_block_steps(block_explorer_data(6, 2), steps=[0, 2])
+    >>> [ax.get_title() for ax in fig.axes]
+    ['step 1 of 3', 'step 3 of 3']
+    >>> plt.close(fig)
+    """
+    blocks = data["steps"]
+    n = int(data["n"])
+    chosen = list(range(min(len(blocks), 6))) if steps is None else [int(s) for s in steps]
+    for s in chosen:
+        if not 0 <= s < len(blocks):
+            raise ValueError(f"steps must be between 0 and {len(blocks) - 1}; got {s}")
+    fig, axes = plt.subplots(1, len(chosen), figsize=(2.3 * len(chosen) + 0.4, 2.7), layout="constrained", squeeze=False)
+    for ax, s in zip(axes[0], chosen):
+        ax.add_patch(matplotlib.patches.Rectangle((0, 0), n, n, facecolor="white", edgecolor="black", lw=1))
+        for t, block in enumerate(blocks[: s + 1]):
+            (k0, k1), (r0, r1) = block["keys"], block["rows"]
+            current = t == s
+            ax.add_patch(
+                matplotlib.patches.Rectangle(
+                    (k0, r0),
+                    k1 - k0,
+                    r1 - r0,
+                    facecolor=OKABE_ITO[4] if current else "#dddddd",
+                    hatch=None if current else "//",
+                    edgecolor="black",
+                    lw=0.8,
+                )
+            )
+            if current:
+                ax.text((k0 + k1) / 2, (r0 + r1) / 2, str(s + 1), ha="center", va="center", color="white", fontsize=11)
+        ax.set_xlim(0, n)
+        ax.set_ylim(n, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks([0, n], labels=["1", str(n)])
+        ax.set_yticks([0, n], labels=["1", str(n)])
+        ax.set_xlabel("key")
+        ax.set_ylabel("query")
+        ax.set_title(f"step {s + 1} of {len(blocks)}")
+    if title:
+        fig.suptitle(title)
+    return fig
