@@ -1,6 +1,6 @@
 """Measuring on this machine: time, peak memory and power-law fits.
 
-Time is the median wall-clock time of a few calls (``time.perf_counter``);
+Time is the median of a few calls, wall-clock (``time.perf_counter``) or CPU time (``time.process_time``);
 peak memory is the largest amount of memory allocated *during* a call,
 recorded by :mod:`tracemalloc` (numpy reports its array buffers to it), so
 arrays made before the call, such as the inputs, do not count. A power law
@@ -10,9 +10,11 @@ finds ``p`` by least squares on the logarithms.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +24,7 @@ from ._validate import as_array, as_positive_int
 from .blocked import chunked_attention
 from .core import attention
 
-__all__ = ["PowerLawFit", "fit_power_law", "peak_memory_bytes", "median_seconds", "Measurement", "measure_attention"]
+__all__ = ["CLOCKS", "PowerLawFit", "fit_power_law", "peak_memory_bytes", "median_seconds", "Measurement", "measure_attention"]
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,16 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
     return max(0, peak - before)
 
 
-def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, **kwargs: Any) -> float:
-    """Median wall-clock time of ``repeats`` calls of ``fn(*args, **kwargs)``, in seconds.
+#: The clocks :func:`median_seconds` can read: elapsed (wall-clock) time, or the CPU time of this process
+#: (all its threads), which other programs running on the same machine disturb much less.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: str = "wall", **kwargs: Any) -> float:
+    """Median time of ``repeats`` calls of ``fn(*args, **kwargs)``, in seconds, on the clock ``clock``.
+
+    ``clock="wall"`` measures elapsed time; ``clock="cpu"`` the processor
+    time this process spent (see :data:`CLOCKS`).
 
     Examples
     --------
@@ -112,11 +122,14 @@ def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, **kwarg
     if not callable(fn):
         raise ValueError(f"fn must be a function; got {type(fn).__name__}")
     repeats = as_positive_int("repeats", repeats)
+    if not isinstance(clock, str) or clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
+    now = CLOCKS[clock]
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = now()
         fn(*args, **kwargs)
-        times.append(time.perf_counter() - start)
+        times.append(now() - start)
     return float(np.median(times))
 
 
@@ -144,14 +157,44 @@ class Measurement:
     max_difference: float
 
 
+@contextlib.contextmanager
+def _blas_threads(threads: int | None) -> Iterator[None]:
+    """Limit the BLAS library to ``threads`` threads inside the block (None: leave it alone)."""
+    if threads is None:
+        yield
+        return
+    threads = as_positive_int("blas_threads", threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        if sys.platform == "emscripten":  # Pyodide (JupyterLite): numpy's BLAS has no threads there
+            yield
+            return
+        raise ValueError("blas_threads needs the package threadpoolctl (pip install threadpoolctl)") from None
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
+
+
 def _dense_output(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
     return attention(Q, K, V).output
 
 
-def measure_attention(lengths: Sequence[int], d_k: int = 64, block_size: int = 128, repeats: int = 3, seed: int = 0) -> list[Measurement]:
+def measure_attention(
+    lengths: Sequence[int],
+    d_k: int = 64,
+    block_size: int = 128,
+    repeats: int = 3,
+    seed: int = 0,
+    clock: str = "wall",
+    blas_threads: int | None = None,
+) -> list[Measurement]:
     """Time and peak memory of dense and blocked attention for each ``n`` in ``lengths`` (float64).
 
-    Queries, keys and values are seeded standard-normal ``(n, d_k)`` arrays.
+    Queries, keys and values are seeded standard-normal ``(n, d_k)`` arrays;
+    times are read on ``clock`` (``"wall"`` or ``"cpu"``, see :func:`median_seconds`).
+    ``blas_threads=1`` runs the matrix products on one thread (with
+    threadpoolctl), which makes timings on a machine shared with other
+    programs much steadier; ``None`` keeps the BLAS library's own choice.
     Memory is measured in one separate call of each (tracemalloc slows
     allocation down, so timed calls run without it).
 
@@ -165,20 +208,20 @@ def measure_attention(lengths: Sequence[int], d_k: int = 64, block_size: int = 1
     repeats = as_positive_int("repeats", repeats)
     rng = np.random.default_rng(seed)
     rows = []
-    for n in lengths:
-        n = as_positive_int("lengths", n)
-        Q, K, V = (rng.standard_normal((n, d_k)) for _ in range(3))
-
-        blocked_kw = {"block_size": block_size}
-        difference = float(np.abs(_dense_output(Q, K, V) - chunked_attention(Q, K, V, **blocked_kw)).max())
-        rows.append(
-            Measurement(
-                n,
-                median_seconds(_dense_output, Q, K, V, repeats=repeats),
-                median_seconds(chunked_attention, Q, K, V, repeats=repeats, **blocked_kw),
-                peak_memory_bytes(_dense_output, Q, K, V),
-                peak_memory_bytes(chunked_attention, Q, K, V, **blocked_kw),
-                difference,
+    with _blas_threads(blas_threads):
+        for n in lengths:
+            n = as_positive_int("lengths", n)
+            Q, K, V = (rng.standard_normal((n, d_k)) for _ in range(3))
+            blocked_kw = {"block_size": block_size}
+            difference = float(np.abs(_dense_output(Q, K, V) - chunked_attention(Q, K, V, **blocked_kw)).max())
+            rows.append(
+                Measurement(
+                    n,
+                    median_seconds(_dense_output, Q, K, V, repeats=repeats, clock=clock),
+                    median_seconds(chunked_attention, Q, K, V, repeats=repeats, clock=clock, **blocked_kw),
+                    peak_memory_bytes(_dense_output, Q, K, V),
+                    peak_memory_bytes(chunked_attention, Q, K, V, **blocked_kw),
+                    difference,
+                )
             )
-        )
     return rows

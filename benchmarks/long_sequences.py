@@ -56,11 +56,15 @@ def main() -> None:
     parser.add_argument("--max-n", type=int, default=16384)
     parser.add_argument("--block-size", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--blas-threads", type=int, help="run the matrix products on this many threads (default: numpy's own choice)")
     parser.add_argument("--json", type=Path, help="also write the rows to this file")
     args = parser.parse_args()
 
     lengths = [n for n in (256, 512, 1024, 2048, 4096, 8192, 16384) if n <= args.max_n]
-    print(f"python {platform.python_version()}, {os.cpu_count()} CPU(s), d_k = {D_K}, float64, block size {args.block_size}")
+    threads = "numpy's default" if args.blas_threads is None else args.blas_threads
+    print(
+        f"python {platform.python_version()}, {os.cpu_count()} CPU(s), BLAS threads: {threads}, d_k = {D_K}, float64, block size {args.block_size}"
+    )
     header = (
         f"{'n':>6} | {'dense s':>9} | {'blocked s':>9} | {'time ratio':>10} | "
         f"{'dense peak':>11} | {'blocked peak':>12} | {'memory ratio':>12} | max |diff|"
@@ -75,7 +79,7 @@ def main() -> None:
         if free is not None and predicted_dense > 0.6 * free:
             print(f"{n:>6} | dense skipped: it needs about {format_bytes(predicted_dense)}, {format_bytes(free)} available")
             continue
-        (row,) = measure_attention([n], d_k=D_K, block_size=args.block_size, repeats=args.repeats)
+        (row,) = measure_attention([n], d_k=D_K, block_size=args.block_size, repeats=args.repeats, blas_threads=args.blas_threads)
         rows.append(row)
         print(
             f"{n:>6} | {row.dense_seconds:9.4f} | {row.blocked_seconds:9.4f} | {row.blocked_seconds / row.dense_seconds:10.2f} | "

@@ -285,6 +285,12 @@ def test_measure_and_fit_on_a_tiny_sweep():
     assert all(r.blocked_peak < r.dense_peak for r in rows)
     fit = fit_power_law([r.n for r in rows], [r.dense_peak for r in rows])
     assert 1.8 < fit.exponent < 2.2
+    one_thread = measure_attention([32], d_k=4, block_size=8, repeats=1, clock="cpu", blas_threads=1)
+    assert one_thread[0].max_difference < TOL and one_thread[0].dense_seconds >= 0
+    with pytest.raises(ValueError, match="clock must be one of"):
+        measure_attention([32], clock="sundial")
+    with pytest.raises(ValueError, match="blas_threads must be a positive integer"):
+        measure_attention([32], blas_threads=0)
     with pytest.raises(ValueError, match="two different sizes"):
         fit_power_law([3, 3], [1, 2])
     with pytest.raises(ValueError, match="positive"):
