@@ -62,9 +62,8 @@ def main() -> None:
 
     lengths = [n for n in (256, 512, 1024, 2048, 4096, 8192, 16384) if n <= args.max_n]
     threads = "numpy's default" if args.blas_threads is None else args.blas_threads
-    print(
-        f"python {platform.python_version()}, {os.cpu_count()} CPU(s), BLAS threads: {threads}, d_k = {D_K}, float64, block size {args.block_size}"
-    )
+    print(f"python {platform.python_version()}, {os.cpu_count()} CPU(s), BLAS threads: {threads}")
+    print(f"d_k = {D_K}, float64, block size {args.block_size}")
     header = (
         f"{'n':>6} | {'dense s':>9} | {'blocked s':>9} | {'time ratio':>10} | "
         f"{'dense peak':>11} | {'blocked peak':>12} | {'memory ratio':>12} | max |diff|"
