@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import nbformat
 import pytest
 from conftest import chapter_notebooks, execute_notebook
@@ -9,6 +11,11 @@ from expected_outputs import EXPECTED
 
 NOTEBOOKS = chapter_notebooks()
 MAX_SECONDS = 60
+#: Chapters whose prose is checked number by number: every decimal in their Markdown cells must appear
+#: in their executed outputs (so no number in the text is typed by hand).
+DECIMALS_CHECKED = {"15-long-sequences"}
+DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?!\d|\.\d)")
+NOT_A_NUMBER = re.compile(r"Exercise \d+\.\d+")
 
 
 def output_text(nb) -> str:
@@ -66,3 +73,14 @@ def test_every_figure_has_alt_text_or_caption(path, executed):
             meta = cell.metadata.get("mystnb", {})
             alt = meta.get("image", {}).get("alt") or meta.get("figure", {}).get("caption")
             assert alt, f"{path.name} cell {i} shows a figure without alt text or caption"
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem in DECIMALS_CHECKED], ids=lambda p: p.stem)
+def test_every_decimal_in_the_text_is_printed(path, executed):
+    nb, _ = executed(path)
+    text = output_text(nb)
+    prose = "\n".join(NOT_A_NUMBER.sub("", c.source) for c in nb.cells if c.cell_type == "markdown")
+    decimals = set(DECIMAL.findall(prose))
+    assert decimals, f"{path.name}: no decimals found in the text (is the pattern right?)"
+    missing = sorted(d for d in decimals if d not in text)
+    assert not missing, f"{path.name}: the text states {missing}, which no code cell prints"
