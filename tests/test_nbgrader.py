@@ -170,8 +170,9 @@ def course(tmp_path_factory) -> dict[str, Graded]:
 
 def test_every_chapter_has_an_assignment():
     listed = re.findall(r"file: chapters/(\d\d-[\w-]+)", (ROOT / "_toc.yml").read_text())
-    assert [c.stem for c in CHAPTERS] == sorted(listed), "every numbered chapter of the table of contents needs an assignment"
-    assert len(CHAPTERS) >= 13
+    every = make_assignments.chapter_files()
+    assert [c.stem for c in every] == sorted(listed), "every numbered chapter of the table of contents needs an assignment"
+    assert len(every) >= 13
     for chapter in CHAPTERS:
         nb = make_assignments.assignment_notebook(chapter)
         statements = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith("### Exercise")]
