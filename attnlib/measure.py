@@ -2,7 +2,7 @@
 
 Time is the median of a few calls, wall-clock (``time.perf_counter``) or CPU time (``time.process_time``);
 peak memory is the largest amount of memory allocated *during* a call,
-recorded by :mod:`tracemalloc` (numpy reports its array buffers to it), so
+recorded by ``tracemalloc`` (numpy reports its array buffers to it), so
 arrays made before the call, such as the inputs, do not count. A power law
 ``y = c n^p`` is a straight line on log-log axes; :func:`fit_power_law`
 finds ``p`` by least squares on the logarithms.
@@ -80,7 +80,7 @@ def fit_power_law(n: Any, y: Any) -> PowerLawFit:
 
 
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
-    """Largest memory allocated while ``fn(*args, **kwargs)`` runs, in bytes (:mod:`tracemalloc`).
+    """Largest memory allocated while ``fn(*args, **kwargs)`` runs, in bytes (``tracemalloc``).
 
     Examples
     --------
