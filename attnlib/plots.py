@@ -217,8 +217,9 @@ def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *,
     In each panel the block of scores that exists at that step is coloured
     and numbered with the step, the blocks already folded into the running
     maximum, normaliser and sum are hatched grey (they no longer exist), and
-    the blocks still to come are white. ``steps`` are 0-based step numbers
-    (default: every step, at most six).
+    the blocks still to come are white. With a causal mask a dashed line marks
+    the diagonal: scores above it are masked. ``steps`` are 0-based step
+    numbers (default: every step, at most six).
 
     Examples
     --------
@@ -253,11 +254,13 @@ def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *,
             )
             if current:
                 ax.text((k0 + k1) / 2, (r0 + r1) / 2, str(s + 1), ha="center", va="center", color="white", fontsize=11)
+        if data.get("causal"):
+            ax.plot([0, n], [0, n], "--", color="black", lw=1)
         ax.set_xlim(0, n)
         ax.set_ylim(n, 0)
         ax.set_aspect("equal")
-        ax.set_xticks([0, n], labels=["1", str(n)])
-        ax.set_yticks([0, n], labels=["1", str(n)])
+        ax.set_xticks([0.5, n - 0.5], labels=["1", str(n)])
+        ax.set_yticks([0.5, n - 0.5], labels=["1", str(n)])
         ax.set_xlabel("key")
         ax.set_ylabel("query")
         ax.set_title(f"step {s + 1} of {len(blocks)}")
