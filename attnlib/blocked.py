@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_array, as_bool_matrix, as_matrix, as_positive_int
+from ._validate import as_array, as_bool_matrix, as_int, as_matrix, as_positive_int
 from .core import _check_qk, scale_divisor
 from .cost import blocked_working_set_bytes, score_matrix_bytes
 
@@ -36,6 +36,8 @@ __all__ = [
     "OnlineStep",
     "online_softmax_step",
     "online_softmax_trace",
+    "block_count",
+    "key_block",
     "key_blocks",
     "chunked_attention",
     "block_explorer_data",
@@ -67,6 +69,41 @@ class KeyBlock:
         return (self.rows[1] - self.rows[0], self.keys[1] - self.keys[0])
 
 
+def block_count(n_keys: int, block_size: int) -> int:
+    """How many blocks of ``block_size`` keys cover ``n_keys`` keys (the last one may be shorter).
+
+    Examples
+    --------
+    >>> block_count(4096, 128), block_count(5, 2), block_count(3, 10)
+    (32, 3, 1)
+    """
+    n_keys = as_positive_int("n_keys", n_keys)
+    block_size = as_positive_int("block_size", block_size)
+    return -(-n_keys // block_size)
+
+
+def key_block(n_queries: int, n_keys: int, block_size: int, index: int, causal: bool = False) -> KeyBlock:
+    """Block number ``index`` (0-based) of :func:`key_blocks`, without listing the others.
+
+    Examples
+    --------
+    >>> key_block(5, 5, 2, 2)
+    KeyBlock(keys=(4, 5), rows=(0, 5))
+    >>> key_block(5, 5, 2, 1, causal=True).rows
+    (2, 5)
+    """
+    n_queries = as_positive_int("n_queries", n_queries)
+    count = block_count(n_keys, block_size)
+    index = as_int("index", index, minimum=0, what=f"a block number from 0 to {count - 1}")
+    if index >= count:
+        raise ValueError(f"index must be a block number from 0 to {count - 1}; got {index}")
+    start = index * block_size
+    first_row = start if causal else 0
+    if first_row >= n_queries:
+        raise ValueError(f"with a causal mask, block {index} (keys from {start}) is seen by none of the {n_queries} queries")
+    return KeyBlock((start, min(start + block_size, n_keys)), (first_row, n_queries))
+
+
 def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = False) -> list[KeyBlock]:
     """The blocks of keys, in order, and the query rows each one is scored against.
 
@@ -83,15 +120,10 @@ def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = Fals
     [(0, 5), (2, 5), (4, 5)]
     """
     n_queries = as_positive_int("n_queries", n_queries)
-    n_keys = as_positive_int("n_keys", n_keys)
-    block_size = as_positive_int("block_size", block_size)
-    blocks = []
-    for start in range(0, n_keys, block_size):
-        first_row = start if causal else 0
-        if first_row >= n_queries:
-            break
-        blocks.append(KeyBlock((start, min(start + block_size, n_keys)), (first_row, n_queries)))
-    return blocks
+    count = block_count(n_keys, block_size)
+    if causal:
+        count = min(count, block_count(n_queries, block_size))
+    return [key_block(n_queries, n_keys, block_size, index, causal) for index in range(count)]
 
 
 def _step(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attnlib.blocked import (
+    block_count,
     block_explorer_data,
+    key_block,
     chunked_attention,
     key_blocks,
     online_softmax_step,
@@ -111,6 +113,17 @@ def test_causal_mask_skips_the_blocks_no_row_can_see():
     assert [b.keys for b in key_blocks(2, 7, 3, causal=True)] == [(0, 3)]
     assert [b.shape for b in key_blocks(4, 5, 2)] == [(4, 2), (4, 2), (4, 1)]
     assert [b.keys for b in key_blocks(3, 3, 10)] == [(0, 3)]
+
+
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 301), st.booleans())
+def test_one_block_at_a_time_agrees_with_the_list(n_q, n_k, block, causal):
+    blocks = key_blocks(n_q, n_k, block, causal=causal)
+    assert [key_block(n_q, n_k, block, i, causal=causal) for i in range(len(blocks))] == blocks
+    assert len(key_blocks(n_q, n_k, block)) == block_count(n_k, block)
+    covered = sorted(j for b in key_blocks(n_q, n_k, block) for j in range(*b.keys))
+    assert covered == list(range(n_k))
+    with pytest.raises(ValueError, match="index must be a block number"):
+        key_block(n_q, n_k, block, block_count(n_k, block))
 
 
 BAD_INPUTS = [
