@@ -12,8 +12,8 @@ from hypothesis.extra.numpy import arrays
 from attnlib.blocked import (
     block_count,
     block_explorer_data,
-    key_block,
     chunked_attention,
+    key_block,
     key_blocks,
     online_softmax_step,
     online_softmax_trace,
