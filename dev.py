@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The two commands of this project, on any machine with Python 3.11+.
+"""The commands of this project, on any machine with Python 3.11+.
 
-    python3 dev.py book   # set up .venv and build the web book into _build/html
+    python3 dev.py book   # set up .venv, print the PDF and build the web book into _build/html
+    python3 dev.py pdf    # set up .venv and print the whole book into _build/pdf/deriving-attention.pdf
     python3 dev.py test   # set up .venv with the test tools and run every test
 
-Both create the virtual environment ``.venv`` on first use and reinstall
-only when a requirements file or ``pyproject.toml`` changed. Extra
+All create the virtual environment ``.venv`` on first use and reinstall
+only when a requirements file or ``pyproject.toml`` changed. The PDF is
+printed by Debian's chromium (``/usr/bin/chromium``); without it ``book``
+builds the web book without the PDF and says so. Extra
 arguments after ``test`` go to pytest (for example ``-k softmax``).
 """
 
@@ -26,6 +29,7 @@ PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 # requirements-docs.txt (the JupyterLite site's build tools) is included by requirements-dev.txt too
 REQUIREMENTS = {"book": ["requirements.txt", "requirements-docs.txt"], "test": ["requirements-dev.txt"]}
+CHROMIUM = Path("/usr/bin/chromium")
 BUILD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
 
@@ -77,8 +81,20 @@ def ensure_node_modules() -> None:
 def book(extra: list[str]) -> None:
     ensure_env("book")
     ensure_node_modules()
+    if CHROMIUM.exists():
+        # first the PDF (single-page build, same execution cache), so that the web book links it
+        run([PY, ROOT / "pdf" / "make_pdf.py"])
+    else:
+        print(f"{CHROMIUM} is missing: the web book is built without its PDF (apt-get install chromium)", flush=True)
     run([BIN / "jupyter-book", *BUILD[1:], *extra])
     print(f"\nThe book is in {ROOT / '_build' / 'html' / 'index.html'}")
+
+
+def pdf(extra: list[str]) -> None:
+    ensure_env("book")
+    ensure_node_modules()
+    run([PY, ROOT / "pdf" / "make_pdf.py", *extra])
+    print("\nThe next `python3 dev.py book` links it from the web book (intro page and every download menu)")
 
 
 def test(extra: list[str]) -> None:
@@ -90,7 +106,7 @@ def test(extra: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    commands = {"book": book, "test": test}
+    commands = {"book": book, "pdf": pdf, "test": test}
     if not argv or argv[0] not in commands:
         sys.exit(__doc__)
     try:

@@ -1,12 +1,16 @@
-"""Fill the API reference page with one section per attnlib module that exists.
+"""What the API pages (``api.md`` and the pages Sphinx's autosummary generates) need on top.
 
-``api.md`` holds the marker line ``<!-- attnlib-modules -->``. When Sphinx
-reads that page, the marker is replaced by a heading and an ``automodule``
-directive (through ``eval-rst``, so that numpy-style docstrings converted by
-napoleon are parsed as reStructuredText) for every public module of the
-installed ``attnlib`` package. A module added to the package appears on the
-page at the next build; a module that does not exist is never named, so the
-page cannot break on a missing import.
+``api.md`` holds one ``autosummary`` directive with ``:recursive:`` and
+``:toctree: api``: at every build autosummary writes one page per module of
+the installed ``attnlib`` package into ``api/`` (git-ignored) from the
+template ``_templates/autosummary/module.rst`` (a package page lists its
+modules, a module page documents its members with autodoc). A module added
+to the package gets its page at the next build without touching any file.
+
+The generated pages are not in ``_toc.yml``: Jupyter Book's
+``only_build_toc_files`` would exclude them from the second build on (when
+the files exist at start-up), so the folder is taken off the exclude list
+again; the pages are reached through autosummary's own table of contents.
 
 Names that the package re-exports (``attnlib.softmax`` is
 ``attnlib.core.softmax``) are documented once, in their own module; a
@@ -21,39 +25,21 @@ plain text.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import re
 
 from sphinx.application import Sphinx
+from sphinx.config import Config
 
-MARKER = "<!-- attnlib-modules -->"
 # prose (words separated by spaces) before the first colon: not a type
 _PROSE_BEFORE_COLON = re.compile(r"^\s*[A-Za-z][^:`]*\s[^:`]*:(\s|$)")
-DOCNAME = "api"
+#: where autosummary writes the module pages (``:toctree:`` of api.md)
+GENERATED = "api"
 
 
-def public_modules(package: str = "attnlib") -> list[str]:
-    """Names of the package's public submodules, sorted, skipping names with a leading underscore."""
-    pkg = importlib.import_module(package)
-    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__) if not info.name.startswith("_"))
-
-
-def module_sections(modules: list[str]) -> str:
-    parts = []
-    for name in modules:
-        label = "api-" + name.replace(".", "-")
-        parts.append(f"({label})=\n## `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n   :members:\n```\n")
-    return "\n".join(parts)
-
-
-def _fill(app: Sphinx, docname: str, source: list[str]) -> None:
-    if docname == DOCNAME and MARKER in source[0]:
-        source[0] = source[0].replace(MARKER, module_sections(public_modules()))
-
-
-def _always_reread(app: Sphinx, env, added, changed, removed) -> list[str]:
-    # a new module in attnlib changes the page although api.md did not change
-    return [DOCNAME] if DOCNAME in env.found_docs else []
+def _keep_generated_pages(app: Sphinx, config: Config) -> None:
+    # after sphinx-external-toc (priority 500) added every file outside _toc.yml to exclude_patterns
+    prefix = GENERATED + "/"
+    config.exclude_patterns[:] = [p for p in config.exclude_patterns if not p.startswith(prefix)]
 
 
 def _resolve_reexport(app: Sphinx, env, node, contnode):
@@ -78,7 +64,6 @@ def _keep_property_sentence(app: Sphinx, what: str, name: str, obj, options, lin
 
 def setup(app: Sphinx) -> dict:
     app.connect("autodoc-process-docstring", _keep_property_sentence, priority=400)
-    app.connect("source-read", _fill)
+    app.connect("config-inited", _keep_generated_pages, priority=900)
     app.connect("missing-reference", _resolve_reexport)
-    app.connect("env-get-outdated", _always_reread)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

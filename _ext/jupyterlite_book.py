@@ -1,8 +1,18 @@
 """Run the book's notebooks in the browser: a JupyterLite site with attnlib inside.
 
-``jupyterlite_sphinx`` (listed in ``_config.yml``) builds a JupyterLite site
-into ``<html>/lite/`` after the book is written. This extension adds what the
-book needs on top:
+``jupyterlite_sphinx`` builds a JupyterLite site into ``<html>/lite/`` after
+the book is written. This extension loads it **only when the JupyterLite
+tools are installed** (``requirements-docs.txt``: jupyterlite-sphinx,
+jupyterlite-core, jupyterlite-pyodide-kernel) and the builder is the HTML
+builder. Otherwise (a reader's ``pip install -r requirements.txt`` and
+``jupyter-book build .``, or the single-page build that the PDF is printed
+from) the book is built without the lite site, the log says so in one
+line (not a warning), no JupyterLite launch button is added, and the
+``notebooklite`` directive of ``playground-live.md`` renders a short note
+that points to the static playground and the other ways to run the book
+instead of an embedded notebook. No page then links into ``lite/``.
+
+When the tools are there, this extension adds what the book needs on top:
 
 * **The chapters.** The site's contents folder is ``<build>/jupyterlite/contents``
   (not jupyterlite_sphinx's default ``_contents/`` in the repository, so two
@@ -47,6 +57,7 @@ book needs on top:
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -55,6 +66,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.util import logging
@@ -72,6 +86,15 @@ WHEEL_FROM_WORKER = "../../../../pypi/"
 CHAPTER_DIR = "chapters"
 #: pure-Python wheels from PyPI that the notebooks need in the browser besides the Pyodide distribution
 EXTRA_WHEELS = ("ipywidgets",)
+#: the Python packages that building the lite site needs (requirements-docs.txt)
+LITE_TOOLS = ("jupyterlite_sphinx", "jupyterlite_core", "jupyterlite_pyodide_kernel")
+#: the builders that get a lite site (the single-page build for the PDF does not)
+LITE_BUILDERS = ("html",)
+
+
+def missing_lite_tools() -> list[str]:
+    """The JupyterLite build tools that cannot be imported here (empty when all are installed)."""
+    return [name for name in LITE_TOOLS if importlib.util.find_spec(name) is None]
 
 
 def build_wheel(dest: Path) -> Path:
@@ -138,6 +161,8 @@ def _work(app: Sphinx) -> Path:
 def _contents_dir(app: Sphinx, config: Config) -> None:
     # before jupyterlite_sphinx's own config-inited handler empties and creates the folder
     config.jupyterlite_content_dir = str(_work(app) / "contents")
+    # chapters/ is copied in as .ipynb files; the book's own pages are not lite notebooks
+    config.jupyterlite_bind_ipynb_suffix = False
 
 
 def _copy_chapters(app: Sphinx, config: Config) -> None:
@@ -168,7 +193,7 @@ def lite_notebook_path(app: Sphinx, pagename: str) -> str | None:
 
 def _launch_button(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     notebook = lite_notebook_path(app, pagename)
-    if notebook is None:
+    if notebook is None or not _LITE["active"]:
         return
     url = f"{context['pathto'](LAB, 1)}?path={notebook}"
     button = {
@@ -202,7 +227,76 @@ def _lite_finished(app: Sphinx, exception: Exception | None) -> None:
         logger.info(f"jupyterlite_book: the JupyterLite site took {seconds:.1f} s to build")
 
 
+class LiteUnavailable(Directive):
+    """Stands in for ``notebooklite`` when the book is built without the lite site: a note, no dead link."""
+
+    required_arguments = 1
+    option_spec = {"width": directives.unchanged, "height": directives.unchanged,
+                   "prompt": directives.unchanged, "prompt_color": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        docname = self.state.document.settings.env.docname
+
+        def doc_link(target: str, text: str) -> addnodes.pending_xref:
+            ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=target, refdoc=docname, refexplicit=True)
+            ref += nodes.inline(text, text)
+            return ref
+
+        notebook = Path(self.arguments[0]).with_suffix("").as_posix()
+        para = nodes.paragraph()
+        para += nodes.Text("This copy of the book was built without its JupyterLite site (the tools in ")
+        para += nodes.literal("requirements-docs.txt", "requirements-docs.txt")
+        para += nodes.Text(" were not installed), so the live notebook cannot start here. ")
+        para += doc_link(notebook, "Its static page")
+        para += nodes.Text(" shows it as it starts; ")
+        para += doc_link("ways-to-run", "Ways to run this book")
+        para += nodes.Text(" explains how to run it live on Binder or on your own computer.")
+        return [nodes.note("", para)]
+
+
+_LITE = {"active": False}
+#: the directive of jupyterlite_sphinx that pages may use; it gets the note when there is no lite site
+LITE_DIRECTIVE = "notebooklite"
+
+
+def _docs_with_lite_directive(app: Sphinx, env) -> list[str]:
+    marker = "{" + LITE_DIRECTIVE + "}"
+    return sorted(doc for doc in env.found_docs if marker in Path(env.doc2path(doc)).read_text(encoding="utf-8", errors="replace"))
+
+
+def _reread_when_mode_changed(app: Sphinx, env, added, changed, removed) -> list[str]:
+    # a page read with the other directive (embedded notebook or note) is read again
+    if getattr(env, "jupyterlite_book_active", None) == _LITE["active"]:
+        return []
+    env.jupyterlite_book_active = _LITE["active"]
+    return _docs_with_lite_directive(app, env)
+
+
+def _skip_lite_for_other_builders(app: Sphinx) -> None:
+    """The single-page build (for the PDF) gets no lite site, no button, and the note instead of the notebook."""
+    if app.builder.name in LITE_BUILDERS:
+        _LITE["active"] = True
+        return
+    _LITE["active"] = False
+    logger.info(f"jupyterlite_book: no JupyterLite site for the {app.builder.name} builder")
+    app.add_directive(LITE_DIRECTIVE, LiteUnavailable, override=True)
+    from jupyterlite_sphinx.jupyterlite_sphinx import jupyterlite_build
+
+    for listener in list(app.events.listeners.get("build-finished", [])):
+        if listener.handler in (jupyterlite_build, _lite_started, _lite_finished):
+            app.disconnect(listener.id)
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("env-get-outdated", _reread_when_mode_changed)
+    missing = missing_lite_tools()
+    if missing:
+        names = ", ".join(missing)
+        logger.info(f"jupyterlite_book: {names} not installed (requirements-docs.txt): the book is built without its JupyterLite site")
+        app.add_directive(LITE_DIRECTIVE, LiteUnavailable)
+        return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
+    app.setup_extension("jupyterlite_sphinx")
+    app.connect("builder-inited", _skip_lite_for_other_builders)
     app.connect("config-inited", _contents_dir, priority=400)
     app.connect("config-inited", _configure)
     app.connect("config-inited", _copy_chapters, priority=600)

@@ -14,6 +14,10 @@
   while it shows "Show code cell source": a name that does not contain the
   visible text (axe-core: label-content-name-mismatch, serious). The label is
   dropped so the visible text is the name.
+* pydata-sphinx-theme folds a sidebar entry with children (the API reference
+  and its generated module pages) in a ``<details>`` whose ``<summary>``
+  holds only an icon: no accessible name (axe-core: summary-name, serious).
+  The summary is named "Show or hide the pages under this entry".
 * myst-nb embeds a notebook's saved ipywidgets state in its page. No widget
   manager is loaded (``nb_ipywidgets_js`` is empty: the explorers show a static
   snapshot instead), so that state is dead weight and is dropped.
@@ -21,6 +25,9 @@
 
 from __future__ import annotations
 
+import functools
+
+from markupsafe import Markup
 from sphinx.application import Sphinx
 
 
@@ -55,7 +62,23 @@ def _is_remote(asset) -> bool:
 SUMMARY_LABEL = '<summary aria-label="Toggle hidden content">'
 
 
+TOGGLE = '<summary><span class="toctree-toggle" role="presentation">'
+NAMED_TOGGLE = '<summary aria-label="Show or hide the pages under this entry"><span class="toctree-toggle" role="presentation">'
+
+
+def _name_toggles(generate):
+    @functools.wraps(generate)
+    def named(*args, **kwargs):
+        html = generate(*args, **kwargs)
+        fixed = str(html).replace(TOGGLE, NAMED_TOGGLE)
+        return Markup(fixed) if isinstance(html, Markup) else fixed
+
+    return named
+
+
 def _clean(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if callable(context.get("generate_toctree_html")):
+        context["generate_toctree_html"] = _name_toggles(context["generate_toctree_html"])
     if SUMMARY_LABEL in context.get("body", ""):
         context["body"] = context["body"].replace(SUMMARY_LABEL, "<summary>")
     if context.get("script_files"):

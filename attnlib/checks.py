@@ -11,6 +11,23 @@ instead of a traceback from inside attnlib.
 Every check returns a :class:`CheckResult`, which is truthy exactly when all
 cases passed, so ``assert check_softmax(my_softmax)`` works in a test cell.
 
+Every call of your function goes through one place, :func:`call_student`:
+
+* it gets fresh copies of the inputs, and a function that changes its input
+  arrays in place fails the case (say ``x = x - m``, not ``x -= m``);
+* it has a time limit of :data:`TIME_LIMIT_SECONDS` seconds per call; a
+  function that takes longer fails, and the remaining cases are skipped;
+* whatever it prints is captured and summarised in one note, so a print in
+  a loop cannot flood the notebook;
+* any exception it raises is reported as text, even one whose message
+  itself cannot be shown.
+
+Results must be real numbers (a complex result fails, however small its
+imaginary part), free of NaN and inf, and where the text says a weight is
+*exactly* 0 (a masked key) it is compared with 0 exactly, not within the
+tolerance. New checks reuse all of this by building ``_Case`` objects
+and calling ``_run()``.
+
 Examples
 --------
 >>> def my_softmax(x):
@@ -25,6 +42,11 @@ False
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import io
+import signal
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -35,10 +57,13 @@ import numpy as np
 
 from . import compatibility, heads
 from .core import attention, causal_mask, running_example, scaled_scores, self_attention, softmax
-from .positional import sinusoidal_encoding
+from .positional import positional_frequencies, sinusoidal_encoding
 
 __all__ = [
     "CheckResult",
+    "StudentCall",
+    "TIME_LIMIT_SECONDS",
+    "call_student",
     "check_pairwise_dots",
     "check_bilinear_scores",
     "check_softmax",
@@ -55,6 +80,12 @@ __all__ = [
 ATOL = 1e-6
 RTOL = 1e-6
 
+#: Time limit, in seconds, for one call of your function.
+TIME_LIMIT_SECONDS: float = 5.0
+
+#: How many printed lines the summary of your function's output quotes.
+_PRINTED_LINES_QUOTED = 3
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -70,12 +101,16 @@ class CheckResult:
         How many of them your function got right.
     messages:
         One message per failed case: the case, what went wrong, a hint.
+    notes:
+        Remarks that are not failures (for example, that your function
+        printed many lines, shown here once instead of in full).
     """
 
     name: str
     n_cases: int
     n_passed: int
     messages: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def passed(self) -> bool:
@@ -88,9 +123,11 @@ class CheckResult:
     def report(self) -> str:
         """The text that the check prints."""
         if self.passed:
-            return f"PASS {self.name}: all {self.n_cases} checks passed."
-        lines = [f"FAIL {self.name}: {self.n_passed} of {self.n_cases} checks passed."]
-        lines += [f"  - {m}" for m in self.messages]
+            lines = [f"PASS {self.name}: all {self.n_cases} checks passed."]
+        else:
+            lines = [f"FAIL {self.name}: {self.n_passed} of {self.n_cases} checks passed."]
+            lines += [f"  - {m}" for m in self.messages]
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -107,6 +144,8 @@ class _Case:
     hint: str = ""
     #: Expected dtype kind ("b" for boolean), or None for any numbers.
     kind: str | None = None
+    #: Boolean array of the expected shape: True where the result must be exactly 0 (masked keys), or None.
+    exact_zero: np.ndarray | None = None
 
 
 def _copy_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -114,9 +153,198 @@ def _copy_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
+def _safe_text(obj: Any, limit: int = 300) -> str:
+    """``str(obj)``, shortened; never raises, even when ``obj.__str__`` does."""
+    try:
+        text = str(obj)
+    except BaseException as exc:  # noqa: BLE001 - a student's __str__ may raise anything
+        try:
+            kind = type(exc).__name__
+        except BaseException:  # noqa: BLE001
+            kind = "an exception"
+        return f"(its message could not be shown: str() raised {kind})"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _exception_text(exc: BaseException) -> str:
+    """``'TypeError: message'`` for any exception, never raising."""
+    try:
+        kind = type(exc).__name__
+    except BaseException:  # noqa: BLE001
+        kind = "Exception"
+    text = _safe_text(exc)
+    return f"{kind}: {text}" if text else kind
+
+
+class _TimeLimitExceeded(BaseException):
+    """Raised inside the student's function when its time is up (BaseException, so `except Exception` cannot swallow it)."""
+
+
+class _CappedOutput(io.TextIOBase):
+    """A stream that counts lines and keeps only the first few, so printing in a loop costs no memory."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.chars = 0
+        self.head: list[str] = []
+        self._partial = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: Any) -> int:
+        text = _safe_text(text, limit=10_000)
+        self.chars += len(text)
+        self.lines += text.count("\n")
+        if len(self.head) < _PRINTED_LINES_QUOTED:
+            self._partial += text
+            *done, self._partial = self._partial.split("\n")
+            self.head += [line[:120] for line in done][: _PRINTED_LINES_QUOTED - len(self.head)]
+            self._partial = self._partial[:120]
+        return len(text)
+
+    def total_lines(self) -> int:
+        return self.lines + (1 if self.chars and not self.lines else 0)
+
+    def quoted(self) -> list[str]:
+        return self.head or ([self._partial] if self._partial else [])
+
+
+@dataclass(frozen=True)
+class StudentCall:
+    """What happened when :func:`call_student` called the student's function once.
+
+    Attributes
+    ----------
+    value:
+        What the function returned (None if it raised or timed out).
+    error:
+        None, or a plain sentence saying what went wrong (an exception, the
+        time limit, an input changed in place).
+    timed_out:
+        Whether the call hit the time limit.
+    printed_lines:
+        How many lines the function printed (to stdout or stderr).
+    printed_head:
+        The first few of them.
+    """
+
+    value: Any
+    error: str | None
+    timed_out: bool = False
+    printed_lines: int = 0
+    printed_head: tuple[str, ...] = ()
+
+
+def _argument_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"argument {i + 1}" for i in range(n)]
+
+
+def _call_with_time_limit(fn: Callable[..., Any], args: tuple[Any, ...], limit: float) -> Any:
+    """``fn(*args)``, raising :class:`_TimeLimitExceeded` after ``limit`` seconds.
+
+    In the main thread (a notebook cell) a SIGALRM timer interrupts the call;
+    elsewhere the call runs in a helper thread that is abandoned at the limit.
+    Where neither exists (JupyterLite's Pyodide) the call runs without a limit.
+    """
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+
+        def _stop(signum: int, frame: Any) -> None:
+            raise _TimeLimitExceeded()
+
+        try:
+            previous = signal.signal(signal.SIGALRM, _stop)
+            signal.setitimer(signal.ITIMER_REAL, limit)
+        except (OSError, ValueError, AttributeError):
+            return fn(*args)
+        try:
+            return fn(*args)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    try:
+        worker.start()
+    except RuntimeError:  # no threads (Pyodide)
+        return fn(*args)
+    worker.join(limit)
+    if worker.is_alive():
+        raise _TimeLimitExceeded()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: float | None = None) -> StudentCall:
+    """Call the student's ``fn(*args)`` safely: copied inputs, a time limit, captured output, no escaping exception.
+
+    Returns a :class:`StudentCall`. ``error`` is set when the function
+    raised (the message names the exception and the student's line), ran
+    past ``time_limit`` seconds (default :data:`TIME_LIMIT_SECONDS`) or
+    changed one of its input arrays in place. ``KeyboardInterrupt`` still
+    stops the check.
+
+    Examples
+    --------
+    >>> call_student(lambda x: x + 1, (np.zeros(2),)).value.tolist()
+    [1.0, 1.0]
+    >>> def changes_input(x):
+    ...     x[0] = 5.0
+    ...     return x
+    >>> call_student(changes_input, (np.zeros(2),)).error
+    'your function changed its input x in place; work on a copy (for example x = x - m instead of x -= m).'
+    """
+    limit = TIME_LIMIT_SECONDS if time_limit is None else float(time_limit)
+    given = _copy_args(args)
+    output = _CappedOutput()
+    value, error, timed_out = None, None, False
+    try:
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            # A naive formula may overflow; its NaN gets an explained message instead of a warning here.
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                value = _call_with_time_limit(fn, given, limit)
+    except _TimeLimitExceeded:
+        timed_out = True
+        error = (
+            f"your function did not finish within the time limit of {limit:g} seconds per call. "
+            "Look for an endless loop, a time.sleep() or a very slow Python loop."
+        )
+    except NotImplementedError:
+        error = "your function raised NotImplementedError. Replace the `raise NotImplementedError()` line with your code."
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything, SystemExit included
+        error = f"your function raised {_exception_text(exc)}{_where_student_code_failed(exc)}."
+    if error is None:
+        names = _argument_names(fn, len(args))
+        for name, before, after in zip(names, args, given):
+            if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):
+                same = before.shape == after.shape and np.array_equal(before, after, equal_nan=True)
+                if not same:
+                    error = f"your function changed its input {name} in place; work on a copy (for example x = x - m instead of x -= m)."
+                    break
+    return StudentCall(value, error, timed_out, output.total_lines(), tuple(output.quoted()))
+
+
 def _where_student_code_failed(exc: BaseException) -> str:
     """The last line of the traceback that is not inside attnlib.checks (the student's line)."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("checks.py")]
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("checks.py")]
+    except Exception:  # a broken traceback must not break the check
+        return ""
     if not frames:
         return ""
     f = frames[-1]
@@ -133,23 +361,29 @@ def _same(got: np.ndarray, wrong: np.ndarray) -> bool:
         return False
 
 
-def _judge(fn: Callable[..., Any], case: _Case) -> str | None:
-    """None if ``fn`` gets ``case`` right, else a message (never the expected values)."""
+def _judge(fn: Callable[..., Any], case: _Case) -> tuple[str | None, StudentCall]:
+    """``(None, call)`` if ``fn`` gets ``case`` right, else ``(message, call)``; messages never show the expected values."""
+    call = call_student(fn, case.args)
+    if call.error is not None:
+        return f"{case.label}: {call.error}", call
     try:
-        # A naive formula may overflow; its NaN gets an explained message below instead of a warning here.
         with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            got_raw = fn(*_copy_args(case.args))
-    except NotImplementedError:
-        return f"{case.label}: your function raised NotImplementedError. Replace the `raise NotImplementedError()` line with your code."
-    except Exception as exc:  # the student's code may raise anything; report it plainly
-        return f"{case.label}: your function raised {type(exc).__name__}: {exc}{_where_student_code_failed(exc)}."
+            warnings.simplefilter("ignore")
+            return _judge_value(call.value, case), call
+    except Exception as exc:  # an odd result object (its __array__ or __eq__ raising) must not break the check
+        return f"{case.label}: the result could not be compared ({_exception_text(exc)}).", call
+
+
+def _judge_value(got_raw: Any, case: _Case) -> str | None:
+    """None if the returned value is right for ``case``, else a message."""
     if got_raw is None:
         return f"{case.label}: your function returned None. Did you forget the `return` statement?"
     try:
         got = np.asarray(got_raw)
     except Exception as exc:
-        return f"{case.label}: the result could not be turned into an array ({type(exc).__name__}: {exc})."
+        return f"{case.label}: the result could not be turned into an array ({_exception_text(exc)})."
+    if isinstance(got_raw, np.ma.MaskedArray):
+        return f"{case.label}: the result is a numpy.ma masked array; return a plain array (masked keys get weight 0)."
     want = case.expected
     if got.shape != want.shape:
         for wrong, hint in case.mistakes:
@@ -170,9 +404,18 @@ def _judge(fn: Callable[..., Any], case: _Case) -> str | None:
             if np.array_equal(got, wrong):
                 return f"{case.label}: {hint}"
         return f"{case.label}: some entries are wrong. {case.hint}".rstrip()
+    if np.iscomplexobj(got):
+        largest = float(np.abs(got.imag).max()) if got.size else 0.0
+        return (
+            f"{case.label}: the result holds complex numbers (largest imaginary part {largest:.1e}); "
+            "every quantity here is real. Find where the complex numbers come from instead of dropping them."
+        )
     if not (np.issubdtype(got.dtype, np.number) or got.dtype == bool):
         return f"{case.label}: the result holds {got.dtype} values, not numbers."
     got = got.astype(np.float64)
+    if np.isinf(got).any():
+        first = tuple(int(i) for i in np.argwhere(np.isinf(got))[0])
+        return f"{case.label}: the result contains inf (first at index {first}); something overflowed. {case.hint}".rstrip()
     if np.isnan(got).any():
         first = tuple(int(i) for i in np.argwhere(np.isnan(got))[0])
         return (
@@ -180,6 +423,13 @@ def _judge(fn: Callable[..., Any], case: _Case) -> str | None:
             f"for example exp() of a huge number overflowing. {case.hint}"
         ).rstrip()
     if np.allclose(got, want, atol=ATOL, rtol=RTOL):
+        if case.exact_zero is not None and np.any(got[case.exact_zero] != 0.0):
+            bad = case.exact_zero & (got != 0.0)
+            first = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (
+                f"{case.label}: a masked entry must be exactly 0, but the entry at index {first} is {got[first]:.1e}. "
+                "Use -inf for forbidden scores (exp(-inf) is exactly 0), not a large negative number."
+            )
         return None
     for wrong, hint in case.mistakes:
         if wrong.shape == got.shape and np.allclose(got, wrong, atol=ATOL, rtol=RTOL):
@@ -191,8 +441,24 @@ def _run(name: str, fn: Any, cases: Sequence[_Case], verbose: bool) -> CheckResu
     if not callable(fn):
         result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
     else:
-        messages = [m for m in (_judge(fn, c) for c in cases) if m is not None]
-        result = CheckResult(name, len(cases), len(cases) - len(messages), tuple(messages))
+        messages: list[str] = []
+        printed, head, n_passed = 0, [], 0
+        for i, case in enumerate(cases):
+            message, call = _judge(fn, case)
+            printed += call.printed_lines
+            head += list(call.printed_head)[: _PRINTED_LINES_QUOTED - len(head)]
+            if message is None:
+                n_passed += 1
+            else:
+                messages.append(message)
+            if call.timed_out and i + 1 < len(cases):
+                messages.append(f"the other {len(cases) - i - 1} case(s) were not run, since the function ran out of time.")
+                break
+        notes: tuple[str, ...] = ()
+        if printed:
+            quoted = "; ".join(repr(line) for line in head)
+            notes = (f"your function printed {printed} line(s) during the checks (not shown; the first: {quoted}).",)
+        result = CheckResult(name, len(cases), n_passed, tuple(messages), notes)
     if verbose:
         print(result.report())
     return result
@@ -305,7 +571,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> Chec
         hint = subtract_hint if np.abs(x[np.isfinite(x)]).max() > 100 else "exp() every entry, then divide by the row's sum."
         if np.isneginf(x).any():
             hint = "exp(-inf) is 0, so a -inf logit must get weight exactly 0. " + subtract_hint
-        cases.append(_Case(label, (x,), want, tuple(mistakes), hint))
+        cases.append(_Case(label, (x,), want, tuple(mistakes), hint, exact_zero=np.isneginf(x)))
     return _run("softmax", fn, cases, verbose)
 
 
@@ -550,6 +816,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
                 want,
                 tuple(m for m in mistakes if not np.allclose(m[0], want)),
                 "Replace forbidden scores by -inf, then take a stable softmax of each row.",
+                exact_zero=~allowed,
             )
         )
     return _run("masked_weights", fn, cases, verbose)
@@ -570,15 +837,16 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
     True
     """
     cases = []
-    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16)):
+    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16), (4, 5)):
         want = sinusoidal_encoding(n, d)
         t = np.arange(n)[:, None]
-        i = np.arange(d // 2)[None, :]
+        i = np.arange((d + 1) // 2)[None, :]  # pairs; with an odd d_model the last one has only its sine column
+        angles = t * positional_frequencies(d)[None, :]
         swapped = np.empty_like(want)
-        swapped[:, 0::2], swapped[:, 1::2] = want[:, 1::2], want[:, 0::2]
+        swapped[:, 0::2], swapped[:, 1::2] = np.cos(angles), np.sin(angles[:, : d // 2])
         wrong_exp = np.empty_like(want)
         wrong_exp[:, 0::2] = np.sin(t / 10000 ** (i / d))
-        wrong_exp[:, 1::2] = np.cos(t / 10000 ** (i / d))
+        wrong_exp[:, 1::2] = np.cos(t / 10000 ** (i / d))[:, : d // 2]
         shifted = sinusoidal_encoding(n + 1, d)[1:]
         halves = np.concatenate([want[:, 0::2], want[:, 1::2]], axis=1)
         mistakes = (
@@ -587,14 +855,15 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
             (shifted, "positions start at t = 0, not 1."),
             (halves, "all sines then all cosines: interleave them (sine in column 2i, cosine in column 2i+1)."),
         )
-        label = "a single position" if n == 1 else f"{n} positions, d_model = {d}"
+        label = "a single position" if n == 1 else f"{n} positions, d_model = {d}" + (" (odd)" if d % 2 else "")
         cases.append(
             _Case(
                 label,
                 (n, d),
                 want,
                 tuple(m for m in mistakes if not np.allclose(m[0], want)),
-                "Column pair i uses the frequency 1/10000^(2i/d_model).",
+                "Column pair i uses the frequency 1/10000^(2i/d_model)."
+                + (" With an odd d_model the last column is a sine without its cosine partner." if d % 2 else ""),
             )
         )
     return _run("sinusoidal_encoding", fn, cases, verbose)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_int, as_matrix, as_positive_int
+from ._validate import as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
 
 __all__ = [
     "PairwiseCost",
@@ -49,7 +49,8 @@ def random_additive_parameters(d_s: int, d_h: int, d_a: int, seed: int = 0) -> t
     Shapes follow the paper (column vectors): ``W_a`` is ``(d_a, d_s)``,
     ``U_a`` is ``(d_a, d_h)`` and ``v_a`` is ``(d_a,)``. They are drawn in
     that order from ``numpy.random.default_rng(seed)``, so the same seed
-    always gives the same numbers.
+    always gives the same numbers. ``seed`` is a non-negative integer: an
+    int, a numpy integer or an integral float such as ``3.0``.
 
     Examples
     --------
@@ -62,7 +63,8 @@ def random_additive_parameters(d_s: int, d_h: int, d_a: int, seed: int = 0) -> t
     d_s = as_positive_int("d_s", d_s)
     d_h = as_positive_int("d_h", d_h)
     d_a = as_positive_int("d_a", d_a)
-    seed = as_int("seed", seed, minimum=0, what="a non-negative integer")
+    seed = as_seed("seed", seed)
+    check_size(f"random_additive_parameters(d_s={d_s}, d_h={d_h}, d_a={d_a})", d_a * (d_s + d_h + 1))
     rng = np.random.default_rng(seed)
     W_a = rng.standard_normal((d_a, d_s))
     U_a = rng.standard_normal((d_a, d_h))
@@ -157,7 +159,7 @@ def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
     >>> pairwise_score_cost("dot", 3, 3, 2)
     PairwiseCost(kind='dot', matrix_products=1, multiplications=18, tanh_evaluations=0, intermediate_floats=0)
     """
-    if kind not in ("additive", "dot"):
+    if not isinstance(kind, str) or kind not in ("additive", "dot"):
         raise ValueError(f"kind must be 'additive' or 'dot'; got {kind!r}")
     n_q = as_positive_int("n_q", n_q)
     n_k = as_positive_int("n_k", n_k)
@@ -183,7 +185,8 @@ def bilinear_matrix(W_Q: Any, W_K: Any) -> np.ndarray:
     wk = as_matrix("W_K", W_K)
     if wq.shape != wk.shape:
         raise ValueError(f"W_Q and W_K must have the same shape (d_model, d_k); got W_Q {wq.shape} and W_K {wk.shape}")
-    return wq @ wk.T
+    with quiet():
+        return finite_result(wq @ wk.T, "A = W_Q W_K^T", "W_Q and W_K")
 
 
 def bilinear_scores(X: Any, A: Any, Y: Any = None) -> np.ndarray:
@@ -202,7 +205,9 @@ def bilinear_scores(X: Any, A: Any, Y: Any = None) -> np.ndarray:
         raise ValueError(
             f"A must be (d of X, d of Y) = {(x.shape[1], y.shape[1])} for X {x.shape} and Y {y.shape}; got A {a.shape}"
         )
-    return x @ a @ y.T
+    with quiet():
+        xa = finite_result(x @ a, "X A", "X and A")
+        return finite_result(xa @ y.T, "X A Y^T", "X, A and Y" if Y is not None else "X and A")
 
 
 @dataclass(frozen=True)
@@ -297,4 +302,6 @@ def value_contributions(weights: Any, V: Any) -> np.ndarray:
     v = as_matrix("V", V)
     if a.shape[1] != v.shape[0]:
         raise ValueError(f"weights has {a.shape[1]} columns (keys) but V has {v.shape[0]} rows (weights is {a.shape}, V is {v.shape})")
-    return a[:, :, None] * v[None, :, :]
+    check_size(f"value_contributions of weights {a.shape} and V {v.shape}", a.shape[0] * a.shape[1] * v.shape[1])
+    with quiet():
+        return finite_result(a[:, :, None] * v[None, :, :], "the terms A_ij v_j", "weights and V")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_matrix, as_positive_int
+from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, check_size, finite_result, quiet, to_ndarray
 
 __all__ = [
     "TOKENS",
@@ -76,6 +76,8 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     [[1.0, 0.0]]
     """
     arr = as_array("x", x, (1, 2, 3, 4), allow_neg_inf=True)
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"axis must be an integer; got {axis!r}")
     if not -arr.ndim <= axis < arr.ndim:
         raise ValueError(f"axis={axis} is out of range for x of shape {arr.shape}")
     top = np.max(arr, axis=axis, keepdims=True)
@@ -86,8 +88,9 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
             f"softmax of x (shape {arr.shape}) along axis {axis}: the slice at index {first} is entirely -inf, "
             "so no entry may receive weight (a query row that may attend to no key?)"
         )
-    e = np.exp(arr - top)
-    return e / e.sum(axis=axis, keepdims=True)
+    with quiet():  # x - max may overflow to -inf (e.g. -1e308 - 1e308); exp(-inf) = 0 is then exact
+        e = np.exp(arr - top)
+        return e / e.sum(axis=axis, keepdims=True)
 
 
 def scale_divisor(d_k: int, scale: bool | float = True) -> float:
@@ -107,9 +110,9 @@ def scale_divisor(d_k: int, scale: bool | float = True) -> float:
     if isinstance(scale, (bool, np.bool_)):
         return math.sqrt(d_k) if scale else 1.0
     try:
-        value = float(scale)
-    except (TypeError, ValueError):
-        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}") from None
+        value = as_real("scale", scale)
+    except ValueError:
+        raise ValueError(f"scale must be True, False or a positive number (not a string); got {scale!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"scale must be True, False or a positive number; got {scale!r}")
     return value
@@ -126,6 +129,14 @@ def _check_qk(Q: Any, K: Any) -> tuple[np.ndarray, np.ndarray]:
     return q, k
 
 
+def _scores(q: np.ndarray, k: np.ndarray, divisor: float, inputs: str) -> tuple[np.ndarray, np.ndarray]:
+    """``Q K^T`` and ``Q K^T / divisor``, both checked for overflow (``inputs`` names the caller's arguments)."""
+    with quiet():
+        scores = finite_result(q @ k.T, "the scores Q K^T", inputs)
+        scaled = finite_result(scores / divisor, f"the scores divided by the scale {divisor:g}", f"{inputs} (and the scale)")
+    return scores, scaled
+
+
 def scaled_scores(Q: Any, K: Any, scale: bool | float = True) -> np.ndarray:
     """Scores ``Q K^T`` divided by the scale (``sqrt(d_k)`` by default).
 
@@ -138,7 +149,7 @@ def scaled_scores(Q: Any, K: Any, scale: bool | float = True) -> np.ndarray:
     [0.7071, 0.0, 0.3536]
     """
     q, k = _check_qk(Q, K)
-    return (q @ k.T) / scale_divisor(q.shape[1], scale)
+    return _scores(q, k, scale_divisor(q.shape[1], scale), "Q and K")[1]
 
 
 def causal_mask(n: int) -> np.ndarray:
@@ -150,6 +161,7 @@ def causal_mask(n: int) -> np.ndarray:
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
     n = as_positive_int("n", n)
+    check_size(f"causal_mask(n={n}), an n x n boolean matrix,", n * n, 1)
     return np.tril(np.ones((n, n), dtype=bool))
 
 
@@ -161,7 +173,7 @@ def additive_mask(allowed: Any) -> np.ndarray:
     >>> additive_mask(causal_mask(2)).tolist()
     [[0.0, -inf], [0.0, 0.0]]
     """
-    arr = np.asarray(allowed)
+    arr = to_ndarray("allowed", allowed)
     if arr.dtype != bool:
         raise ValueError(f"allowed must be a boolean array (True = may attend); got dtype {arr.dtype}")
     if arr.ndim != 2:
@@ -230,19 +242,27 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     """
     q, k = _check_qk(Q, K)
     v = as_matrix("V", V)
+    return _attend(q, k, v, mask, scale, ("Q and K", "V"))
+
+
+def _attend(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]
+) -> AttentionResult:
+    """Attention of checked float arrays; ``inputs`` names the caller's arguments behind the scores and the values."""
     if v.shape[0] != k.shape[0]:
         raise ValueError(
             f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
         )
     divisor = scale_divisor(q.shape[1], scale)
-    scores = q @ k.T
-    scaled = scores / divisor
+    scores, scaled = _scores(q, k, divisor, inputs[0])
     allowed = None
     if mask is not None:
         allowed = as_bool_matrix("mask", mask, scores.shape)
         scaled = np.where(allowed, scaled, -np.inf)
     weights = softmax(scaled, axis=-1)
-    return AttentionResult(scores, scaled, weights, weights @ v, divisor, allowed, q, k, v)
+    with quiet():
+        output = finite_result(weights @ v, "the output weights @ V", inputs[1])
+    return AttentionResult(scores, scaled, weights, output, divisor, allowed, q, k, v)
 
 
 def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
@@ -259,7 +279,8 @@ def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
         raise ValueError(
             f"{x_name} has d_model={x.shape[1]} but {w_name} has {w.shape[0]} rows ({x_name} is {x.shape}, {w_name} is {w.shape})"
         )
-    return x @ w
+    with quiet():
+        return finite_result(x @ w, f"the projection {x_name} {w_name}", f"{x_name} and {w_name}")
 
 
 def cross_attention(
@@ -292,7 +313,13 @@ def _projected_attention(
     q = project(xq, W_Q, names[0], "W_Q")
     k = project(xm, W_K, names[1], "W_K")
     v = project(xm, W_V, names[1], "W_V")
-    return attention(q, k, v, mask=mask, scale=scale)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(
+            f"W_Q has {q.shape[1]} columns (d_k) but W_K has {k.shape[1]} (W_Q is {as_matrix('W_Q', W_Q).shape}, "
+            f"W_K is {as_matrix('W_K', W_K).shape}); queries and keys must have the same width d_k"
+        )
+    scores_from = f"{names[0]}, W_Q, W_K" + ("" if names[0] == names[1] else f" and {names[1]}")
+    return _attend(q, k, v, mask, scale, (scores_from, f"{names[1]} and W_V"))
 
 
 def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True) -> AttentionResult:
@@ -344,7 +371,10 @@ def multi_head_attention(
     n_heads = as_positive_int("n_heads", n_heads)
     d_model = xq.shape[1]
     if xm.shape[1] != d_model:
-        raise ValueError(f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]}")
+        raise ValueError(
+            f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]} (X_query is {xq.shape}, X_memory is {xm.shape}); "
+            "queries and memory must have the same width"
+        )
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
     mats = {}
@@ -352,15 +382,20 @@ def multi_head_attention(
         mats[name] = as_matrix(name, w)
         if mats[name].shape != (d_model, d_model):
             raise ValueError(f"{name} must be (d_model, d_model) = {(d_model, d_model)}; got {mats[name].shape}")
-    q, k, v = xq @ mats["W_Q"], xm @ mats["W_K"], xm @ mats["W_V"]
+    q = project(xq, mats["W_Q"], "X_query", "W_Q")
+    k = project(xm, mats["W_K"], "X_memory", "W_K")
+    v = project(xm, mats["W_V"], "X_memory", "W_V")
     d_head = d_model // n_heads
     outs, weights = [], []
     for r in range(n_heads):
         cols = slice(r * d_head, (r + 1) * d_head)
-        head = attention(q[:, cols], k[:, cols], v[:, cols], mask=mask)
+        head = _attend(q[:, cols], k[:, cols], v[:, cols], mask, True, ("X_query, X_memory, W_Q and W_K", "X_memory and W_V"))
         outs.append(head.output)
         weights.append(head.weights)
-    return np.concatenate(outs, axis=1) @ mats["W_O"], np.stack(weights)
+    with quiet():
+        concat = np.concatenate(outs, axis=1)
+        output = finite_result(concat @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")
+    return output, np.stack(weights)
 
 
 def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) -> int:
@@ -380,7 +415,7 @@ def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) ->
     n_heads = as_positive_int("n_heads", n_heads)
     if d_model % n_heads:
         raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
-    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+    return 4 * d_model * d_model + (4 * d_model if as_flag("bias", bias) else 0)
 
 
 def additive_scores(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any) -> np.ndarray:
@@ -419,5 +454,8 @@ def additive_scores(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any) -> np.ndarray:
         raise ValueError(f"U_a has {ua.shape[1]} columns but H has d_h={h.shape[1]} (U_a is {ua.shape}, H is {h.shape})")
     if not wa.shape[0] == ua.shape[0] == va.shape[0]:
         raise ValueError(f"W_a, U_a and v_a must share d_a; got W_a {wa.shape}, U_a {ua.shape}, v_a {va.shape}")
-    hidden = np.tanh((s @ wa.T)[:, None, :] + (h @ ua.T)[None, :, :])
-    return hidden @ va
+    with quiet():
+        ws = finite_result(s @ wa.T, "W_a s_i", "S and W_a")
+        uh = finite_result(h @ ua.T, "U_a h_j", "H and U_a")
+        hidden = np.tanh(ws[:, None, :] + uh[None, :, :])  # a sum beyond float64 is +-inf, and tanh of it is exactly +-1
+        return finite_result(hidden @ va, "the scores v_a^T tanh(...)", "v_a")

@@ -8,16 +8,19 @@ counts in binary units (KiB, MiB, GiB, ...).
 
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
 from typing import Any
 
-from ._validate import as_positive_int
+import numpy as np
+
+from ._validate import as_int, as_positive_int
 
 __all__ = ["DTYPE_BYTES", "bytes_per_entry", "score_matrix_entries", "score_matrix_bytes", "format_bytes"]
 
 #: Bytes per number for the floating-point formats attention is usually run in.
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
 
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 
 def bytes_per_entry(dtype: str) -> int:
@@ -66,7 +69,10 @@ def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: in
 def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
     """A byte count in the largest binary unit that keeps the number at least 1.
 
-    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB.
+    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB, ZiB, YiB.
+    ``num_bytes`` is a non-negative int of any size (counted exactly) or a
+    finite real number (Python or numpy); beyond a million YiB the number is
+    written in scientific notation.
 
     Examples
     --------
@@ -75,18 +81,25 @@ def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
     >>> format_bytes(1536, decimals=2)
     '1.50 KiB'
     """
-    if isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, float)) and not hasattr(num_bytes, "__index__"):
+    if isinstance(num_bytes, (bool, np.bool_)) or not isinstance(num_bytes, (int, float, np.integer, np.floating)):
         raise ValueError(f"num_bytes must be a non-negative number; got {num_bytes!r}")
-    value = float(num_bytes)
-    if not value >= 0 or value == float("inf"):
+    if isinstance(num_bytes, (float, np.floating)) and not np.isfinite(num_bytes):
         raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be a non-negative integer; got {decimals!r}")
-    unit = 0
-    while value >= 1024 and unit < len(_UNITS) - 1:
-        value /= 1024
-        unit += 1
-    return f"{value:.{decimals}f} {_UNITS[unit]}"
+    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
+    if decimals > 50:
+        raise ValueError(f"decimals must be at most 50; got {decimals}")
+    exact = Decimal(int(num_bytes)) if isinstance(num_bytes, (int, np.integer)) else Decimal(float(num_bytes))
+    if exact < 0:
+        raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
+    with localcontext() as ctx:
+        ctx.prec = 60
+        unit = 0
+        value = exact
+        while value >= 1024 and unit < len(_UNITS) - 1:
+            value /= 1024
+            unit += 1
+        text = f"{value:.{decimals}e}" if value >= 10**6 else f"{value:.{decimals}f}"
+    return f"{text} {_UNITS[unit]}"
 
 
 # --- operations and the blocked version's memory (chapter 15) ---------------------------------
@@ -129,8 +142,9 @@ def blocked_working_set_bytes(
     heads: int = 1,
     d_v: int | None = None,
     n_keys: int | None = None,
+    input_copies: bool = False,
 ) -> int:
-    """Bytes the blocked computation (:func:`attnlib.blocked.chunked_attention`) holds at once, beyond its inputs.
+    """Bytes the blocked computation (:func:`attnlib.blocked.chunked_attention`) holds at once.
 
     Per head: two ``n x b`` arrays (one block of scores and their
     exponentials, ``b = min(block_size, n_keys)``), two ``n x d_v`` arrays
@@ -140,10 +154,17 @@ def blocked_working_set_bytes(
     linearly in ``n`` where the score matrix grows like ``n^2``. ``d_v``
     defaults to ``d_k`` and ``n_keys`` to ``n``.
 
+    attnlib's input checks also copy ``Q``, ``K`` and ``V``
+    (``n d_k + n_keys (d_k + d_v)`` more numbers, also linear in ``n``);
+    ``input_copies=True`` counts them too, which is what ``tracemalloc``
+    measures for a float64 call of ``chunked_attention``.
+
     Examples
     --------
     >>> blocked_working_set_bytes(4096, 64, 128, dtype="float64")
     12648448
+    >>> blocked_working_set_bytes(4096, 64, 128, dtype="float64", input_copies=True)
+    18939904
     >>> blocked_working_set_bytes(3, 2, 2, dtype="float64")
     240
     """
@@ -153,5 +174,10 @@ def blocked_working_set_bytes(
     heads = as_positive_int("heads", heads)
     d_v = d_k if d_v is None else as_positive_int("d_v", d_v)
     n_keys = n if n_keys is None else as_positive_int("n_keys", n_keys)
+    if not isinstance(input_copies, (bool, np.bool_)):
+        raise ValueError(f"input_copies must be True or False; got {input_copies!r}")
     b = min(block_size, n_keys)
-    return heads * (2 * n * b + 2 * n * d_v + 2 * n) * bytes_per_entry(dtype)
+    numbers = 2 * n * b + 2 * n * d_v + 2 * n
+    if input_copies:
+        numbers += n * d_k + n_keys * (d_k + d_v)
+    return heads * numbers * bytes_per_entry(dtype)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from ._validate import as_bool_matrix
+from ._validate import as_bool_matrix, as_positive_int, finite_result, to_ndarray
 
 __all__ = ["ExactAttention", "exact_number", "exact_matrix", "exact_softmax", "exact_attention", "to_float"]
 
@@ -32,7 +33,8 @@ def exact_number(name: str, value: Any) -> sp.Expr:
 
     Integers stay integers, floats become the rational their decimal form
     shows, sympy expressions pass through. NaN, infinities, booleans and
-    strings raise :class:`ValueError` naming ``name``.
+    strings raise :class:`ValueError` naming ``name``: no string is ever
+    parsed or evaluated. Complex numbers (``sympy.I``) are refused too.
 
     Examples
     --------
@@ -46,10 +48,12 @@ def exact_number(name: str, value: Any) -> sp.Expr:
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(float(value)):
             raise ValueError(f"{name} must be finite; got {value!r}")
-        return sp.Rational(repr(float(value)))
-    if isinstance(value, sp.Basic):
+        return sp.Rational(Fraction(repr(float(value))))  # the decimal the float shows; no string reaches sympy
+    if isinstance(value, sp.Expr):
         if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             raise ValueError(f"{name} must be finite; got {value}")
+        if value.is_real is False:
+            raise ValueError(f"{name} must be a real number; got the complex {value}")
         return value
     raise ValueError(f"{name} must be a number (int, float or sympy expression); got {type(value).__name__}: {value!r}")
 
@@ -67,7 +71,8 @@ def exact_matrix(name: str, value: Any) -> sp.Matrix:
     if isinstance(value, sp.MatrixBase):
         rows = value.tolist()
     else:
-        arr = np.asarray(value, dtype=object)
+        to_ndarray(name, value)  # refuses ragged input, masked arrays and strings with a named error
+        arr = np.asarray(value, dtype=object)  # keeps every entry as given, so bools and strings are refused below
         if arr.ndim != 2:
             raise ValueError(f"{name} must have 2 dimensions; got shape {arr.shape} with {arr.ndim}")
         rows = arr.tolist()
@@ -101,13 +106,19 @@ def exact_softmax(values: Any, allowed: Any = None) -> tuple[list[sp.Expr], list
     >>> exact_softmax([1, 0], allowed=[False, True])[0]
     [0, 1]
     """
-    vals = [exact_number(f"values[{j}]", v) for j, v in enumerate(values)]
+    vals = [exact_number(f"values[{j}]", v) for j, v in enumerate(_exact_row("values", values))]
     if not vals:
         raise ValueError("values is empty")
     if allowed is None:
         flags = [True] * len(vals)
     else:
-        flags = [bool(a) for a in allowed]
+        flags = _exact_row("allowed", allowed)
+        bad = [j for j, a in enumerate(flags) if not isinstance(a, (bool, np.bool_))]
+        if bad:
+            raise ValueError(
+                f"allowed must be a 1-d sequence of booleans (True = may attend); allowed[{bad[0]}] is {flags[bad[0]]!r}"
+            )
+        flags = [bool(a) for a in flags]
         if len(flags) != len(vals):
             raise ValueError(f"allowed has {len(flags)} entries but values has {len(vals)}")
         if not any(flags):
@@ -115,6 +126,20 @@ def exact_softmax(values: Any, allowed: Any = None) -> tuple[list[sp.Expr], list
     exps = [sp.exp(v) if ok else sp.Integer(0) for v, ok in zip(vals, flags)]
     Z = sp.Add(*exps)
     return [e / Z for e in exps], exps, Z
+
+
+def _exact_row(name: str, values: Any) -> list[Any]:
+    """The entries of a 1-d sequence (list, tuple, 1-d array or 1-row/1-column sympy matrix)."""
+    if isinstance(values, sp.MatrixBase):
+        if 1 not in values.shape:
+            raise ValueError(f"{name} must be 1-d (one row of scores); got a sympy matrix of shape {values.shape}")
+        return list(values)
+    if isinstance(values, (str, bytes, dict, set)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name} must be a 1-d sequence; got {type(values).__name__}: {values!r}"[:200])
+    arr = to_ndarray(name, values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-d (one row); got shape {arr.shape} with {arr.ndim} dimensions")
+    return list(values)
 
 
 @dataclass(frozen=True)
@@ -237,16 +262,54 @@ def exact_attention(
     return ExactAttention(q, k, v, scores, divisor, scaled, exps, Z, weights, weights * v, allowed)
 
 
-def to_float(M: Any, digits: int = 30) -> np.ndarray:
-    """Evaluate a sympy matrix (or expression) to a float64 numpy array.
+def _entry_to_float(name: str, e: Any, digits: int) -> float:
+    if isinstance(e, (bool, np.bool_)) or not isinstance(e, (sp.Expr, int, float, np.integer, np.floating)):
+        raise ValueError(
+            f"{name} must be a sympy expression or a real number; got {type(e).__name__}: {e!r}"[:200]
+            + " (strings are never parsed)"
+        )
+    if isinstance(e, sp.Expr):
+        if e == -sp.oo:
+            return -math.inf
+        if e.has(sp.nan, sp.zoo, sp.oo) or e.free_symbols:
+            raise ValueError(f"{name} = {e} has no finite real value (NaN, infinite or with free symbols)")
+        value = e.evalf(digits)
+        if not value.is_real:
+            raise ValueError(f"{name} = {e} is not a real number")
+        try:
+            result = float(value)
+        except OverflowError:
+            result = math.inf
+    else:
+        try:
+            result = float(e)
+        except OverflowError:
+            result = math.inf
+    if math.isnan(result):
+        raise ValueError(f"{name} is NaN")
+    return float(finite_result(np.float64(result), name, name))
 
-    ``-oo`` entries (masked scores) become ``-inf``.
+
+def to_float(M: Any, digits: int = 30) -> np.ndarray:
+    """Evaluate a sympy matrix (or expression, or number) to a float64 numpy array.
+
+    ``-oo`` entries (masked scores) become ``-inf``. Strings are refused,
+    never parsed; so are NaN, ``+oo``, complex values, free symbols and values
+    beyond float64 (which raise a :class:`ValueError` saying they overflowed).
 
     Examples
     --------
     >>> to_float(sp.Matrix([[sp.sqrt(2), -sp.oo]])).round(4).tolist()
     [[1.4142, -inf]]
+    >>> to_float("1 + 1")
+    Traceback (most recent call last):
+    ...
+    ValueError: M must be a sympy expression or a real number; got str: '1 + 1' (strings are never parsed)
     """
+    digits = as_positive_int("digits", digits)
+    if digits > 1000:
+        raise ValueError(f"digits must be at most 1000 (a float64 keeps 17); got {digits}")
     if isinstance(M, sp.MatrixBase):
-        return np.array([[float(e.evalf(digits)) for e in row] for row in M.tolist()], dtype=np.float64)
-    return np.array(float(sp.sympify(M).evalf(digits)), dtype=np.float64)
+        rows = M.tolist()
+        return np.array([[_entry_to_float(f"M[{i}, {j}]", e, digits) for j, e in enumerate(row)] for i, row in enumerate(rows)])
+    return np.array(_entry_to_float("M", M, digits), dtype=np.float64)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_array, as_matrix, as_positive_int
+from ._validate import as_array, as_flag, as_int, as_matrix, as_positive_int
 
 __all__ = ["head_dim", "split_heads", "concat_heads", "ParameterCount", "symbolic_parameter_count"]
 
@@ -56,8 +56,9 @@ def split_heads(M: Any, n_heads: int) -> np.ndarray:
     [[[0.0, 1.0], [4.0, 5.0]], [[2.0, 3.0], [6.0, 7.0]]]
     """
     m = as_matrix("M", M)
+    n_heads = as_positive_int("n_heads", n_heads)
     d_head = head_dim(m.shape[1], n_heads)
-    return np.stack([m[:, r * d_head : (r + 1) * d_head] for r in range(int(n_heads))])
+    return np.stack([m[:, r * d_head : (r + 1) * d_head] for r in range(n_heads)])
 
 
 def concat_heads(heads: Any) -> np.ndarray:
@@ -118,7 +119,8 @@ class ParameterCount:
         1048576
         """
         head_dim(d_model, n_heads)
-        return int(self.total.subs({self.d_model: int(d_model), self.h: int(n_heads)}))
+        d_model, n_heads = as_int("d_model", d_model), as_int("n_heads", n_heads)
+        return int(self.total.subs({self.d_model: sp.Integer(d_model), self.h: sp.Integer(n_heads)}))
 
 
 def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
@@ -137,6 +139,7 @@ def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
     >>> symbolic_parameter_count(bias=True).total
     4*d_model**2 + 4*d_model
     """
+    bias = as_flag("bias", bias)
     d_model, h = sp.symbols("d_model h", positive=True, integer=True)
     d_head = d_model / h
     per_head = 3 * d_model * d_head

@@ -18,9 +18,13 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import as_positive_int
+from ._validate import as_flag, as_positive_int, check_size
 
 __all__ = ["rnn_route", "rnn_path_length", "attention_path_length", "path_length_matrix"]
+
+
+#: Longest route :func:`rnn_route` writes out (one string per node).
+MAX_ROUTE = 10_000
 
 
 def _positions(source: int, target: int, n: int | None) -> tuple[int, int]:
@@ -45,6 +49,8 @@ def rnn_route(source: int, target: int) -> list[str]:
     i, j = _positions(source, target, None)
     if j < i:
         raise ValueError(f"a left-to-right RNN cannot carry x{i} back to h{j} (source={i} > target={j})")
+    if j - i > MAX_ROUTE:
+        raise ValueError(f"the route from source={i} to target={j} has {j - i + 2} nodes; rnn_route lists at most {MAX_ROUTE}")
     return [f"x{i}"] + [f"h{t}" for t in range(i, j + 1)]
 
 
@@ -67,7 +73,7 @@ def rnn_path_length(source: int, target: int, bidirectional: bool = True, n: int
     (2, 2, 0)
     """
     i, j = _positions(source, target, n)
-    if not bidirectional and j < i:
+    if not as_flag("bidirectional", bidirectional) and j < i:
         raise ValueError(f"a left-to-right RNN cannot carry information backward from position {i} to {j}; use bidirectional=True")
     return abs(j - i)
 
@@ -99,7 +105,10 @@ def path_length_matrix(n: int, kind: Literal["rnn", "attention"]) -> np.ndarray:
     """
     n = as_positive_int("n", n)
     funcs = {"rnn": rnn_path_length, "attention": attention_path_length}
-    if kind not in funcs:
-        raise ValueError(f"kind must be 'rnn' or 'attention'; got {kind!r}")
+    if not isinstance(kind, str) or kind not in funcs:
+        raise ValueError(f"kind must be the string 'rnn' or 'attention'; got {kind!r}")
+    check_size(f"path_length_matrix(n={n}), an n x n integer matrix,", n * n)
+    if n > 2000:
+        raise ValueError(f"n={n} is too large for path_length_matrix (one call per pair); use at most 2000")
     f = funcs[kind]
     return np.array([[f(i, j, n=n) for j in range(1, n + 1)] for i in range(1, n + 1)], dtype=int)

@@ -8,6 +8,7 @@ label the axes with token names. Each function returns the matplotlib
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,9 +18,21 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array
+from ._validate import as_array, as_int, quiet
 
-__all__ = ["CMAP", "LINE_COLOURS", "OKABE_ITO", "format_row", "format_value", "heatmap", "token_vectors", "readable_text_colour"]
+__all__ = [
+    "CMAP",
+    "LINE_COLOURS",
+    "OKABE_ITO",
+    "MASKED_TEXT",
+    "format_row",
+    "format_value",
+    "heatmap",
+    "is_displayable",
+    "is_masked",
+    "token_vectors",
+    "readable_text_colour",
+]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
 CMAP = "cividis"
@@ -31,17 +44,81 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
 
+#: How a masked cell (a ``-inf`` score) is written: a minus sign and the infinity symbol.
+MASKED_TEXT = "\u2212\u221e"
+
+#: Beyond this magnitude a value is written in scientific notation (``1.0000e+308``), so a cell stays short.
+_SCIENTIFIC_FROM = 1e15
+
+
+def _real_scalar(value: Any) -> float | None:
+    """``value`` as a float if it is one real number (Python or numpy, not bool), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def is_masked(value: Any) -> bool:
+    """Whether ``value`` is a masked cell: exactly ``-inf`` (a forbidden score).
+
+    Examples
+    --------
+    >>> is_masked(-np.inf), is_masked(-1e308), is_masked(float("nan"))
+    (True, False, False)
+    """
+    number = _real_scalar(value)
+    return number is not None and number == -np.inf
+
+
+def is_displayable(value: Any) -> bool:
+    """Whether :func:`format_value` will show ``value``: a finite real number or ``-inf`` (masked).
+
+    NaN, ``+inf``, complex numbers, strings, bools and ints beyond float64
+    are not displayable; the explorers show a message instead of a number.
+
+    Examples
+    --------
+    >>> is_displayable(0.5), is_displayable(-np.inf), is_displayable(1e308)
+    (True, True, True)
+    >>> is_displayable(float("nan")), is_displayable(np.inf), is_displayable(1j), is_displayable("1")
+    (False, False, False, False)
+    """
+    number = _real_scalar(value)
+    return number is not None and (math.isfinite(number) or number == -math.inf)
+
+
 def format_value(value: float, decimals: int = 4) -> str:
     """Format one cell: ``-inf`` as ``−∞``, otherwise ``decimals`` places.
+
+    Magnitudes from 1e15 on are written in scientific notation with
+    ``decimals`` places. NaN, ``+inf`` and anything else that is not
+    :func:`is_displayable` raise :class:`ValueError`: they never reach a
+    reader as numbers.
 
     Examples
     --------
     >>> format_value(1 / 3), format_value(-np.inf), format_value(-0.0)
     ('0.3333', '−∞', '0.0000')
+    >>> format_value(-1e308, decimals=2)
+    '-1.00e+308'
     """
-    if np.isneginf(value):
-        return "\u2212\u221e"
-    text = f"{value:.{decimals}f}"
+    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
+    if decimals > 20:
+        raise ValueError(f"decimals must be at most 20; got {decimals}")
+    if not is_displayable(value):
+        raise ValueError(
+            f"value must be a finite real number or -inf (a masked cell); got {value!r}"[:200]
+            + " (NaN and +inf are never shown as numbers)"
+        )
+    number = _real_scalar(value)
+    if number == -np.inf:
+        return MASKED_TEXT
+    text = f"{number:.{decimals}e}" if abs(number) >= _SCIENTIFIC_FROM else f"{number:.{decimals}f}"
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
@@ -55,7 +132,7 @@ def format_row(values: Any, decimals: int = 4) -> str:
     >>> format_row([0.5, 0.25], decimals=2)
     '[0.50, 0.25]'
     """
-    arr = as_array("values", values, 1, allow_neg_inf=True)
+    arr = as_array("values", values, 1, allow_neg_inf=True, allow_empty=True)
     return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
 
 
@@ -72,7 +149,13 @@ def readable_text_colour(rgba: Sequence[float]) -> str:
     def channel(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
 
-    r, g, b = (channel(float(c)) for c in rgba[:3])
+    try:
+        parts = [float(c) for c in rgba]
+    except (TypeError, ValueError):
+        raise ValueError(f"rgba must be 3 or 4 numbers between 0 and 1; got {rgba!r}"[:200]) from None
+    if len(parts) not in (3, 4) or not all(0.0 <= c <= 1.0 for c in parts):
+        raise ValueError(f"rgba must be 3 or 4 numbers between 0 and 1; got {rgba!r}"[:200])
+    r, g, b = (channel(c) for c in parts[:3])
     lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
     # contrast with black is (lum+0.05)/0.05, with white 1.05/(lum+0.05)
     return "black" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "white"
@@ -95,7 +178,9 @@ def heatmap(
     """Draw ``matrix`` as a heatmap with its values written in the cells.
 
     ``-inf`` entries (masked scores) are drawn as light grey cells marked
-    ``−∞`` and are left out of the colour scale.
+    ``−∞`` and are left out of the colour scale; they are the only cells
+    drawn that way (finite extremes such as ``±1e308`` get colours). NaN and
+    ``+inf`` are refused with a :class:`ValueError`.
 
     Examples
     --------
@@ -105,6 +190,7 @@ def heatmap(
     >>> plt.close(fig)
     """
     m = as_array("matrix", matrix, (1, 2), allow_neg_inf=True)
+    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
     if m.ndim == 1:
         m = m[None, :]
     n_rows, n_cols = m.shape
@@ -115,18 +201,23 @@ def heatmap(
         fig, ax = plt.subplots(figsize=(0.9 * n_cols + 1.6, 0.6 * n_rows + 1.0), layout="constrained")
     else:
         fig = ax.figure
-    finite = np.isfinite(m)
-    shown = np.ma.masked_where(~finite, m)
-    lo = float(m[finite].min()) if vmin is None and finite.any() else (vmin if vmin is not None else 0.0)
-    hi = float(m[finite].max()) if vmax is None and finite.any() else (vmax if vmax is not None else 1.0)
-    if hi == lo:
-        lo, hi = lo - 0.5, hi + 0.5
+    masked = np.isneginf(m)
+    finite = ~masked
+    lo = float(m[finite].min()) if vmin is None and finite.any() else (float(vmin) if vmin is not None else 0.0)
+    hi = float(m[finite].max()) if vmax is None and finite.any() else (float(vmax) if vmax is not None else 1.0)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"vmin and vmax must be finite numbers; got vmin={vmin!r}, vmax={vmax!r}")
+    # Colour positions in [0, 1], computed with halves so that hi - lo cannot overflow (lo = -1e308, hi = 1e308);
+    # a constant matrix sits in the middle of the colour scale.
+    with quiet():
+        position = np.full(m.shape, 0.5) if hi == lo else np.clip((m / 2 - lo / 2) / (hi / 2 - lo / 2), 0.0, 1.0)
+    shown = np.ma.masked_where(masked, position)
     colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
-    image = ax.imshow(shown, cmap=colormap, vmin=lo, vmax=hi, aspect="auto")
+    image = ax.imshow(shown, cmap=colormap, vmin=0.0, vmax=1.0, aspect="auto")
     for i in range(n_rows):
         for j in range(n_cols):
             if finite[i, j]:
-                colour = readable_text_colour(image.cmap(image.norm(m[i, j])))
+                colour = readable_text_colour(image.cmap(float(position[i, j])))
             else:
                 colour = "black"
             ax.text(j, i, format_value(m[i, j], decimals), ha="center", va="center", color=colour, fontsize=10)
@@ -178,9 +269,13 @@ def token_vectors(
         fig, ax = plt.subplots(figsize=(4.2, 4.2), layout="constrained")
     else:
         fig = ax.figure
+    if extra is not None and not isinstance(extra, dict):
+        raise ValueError(f"extra must be a dict {{label: 2-d vector}}; got {type(extra).__name__}")
     points = [x]
     for k, (name, vec) in enumerate([(n, v) for n, v in (extra or {}).items()]):
         v = as_array(f"extra[{name!r}]", vec, 1)
+        if v.shape != (2,):
+            raise ValueError(f"extra[{name!r}] must be a vector of 2 numbers (a point in the plane); got shape {v.shape}")
         points.append(v[None, :])
         colour = LINE_COLOURS[(x.shape[0] + k) % len(LINE_COLOURS)]
         ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2, linestyle="--"))

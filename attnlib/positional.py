@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from ._validate import as_int, as_positive_int
+from ._validate import as_int, as_positive_int, as_real, check_size, to_ndarray
 
 __all__ = [
     "OffsetRotationProof",
@@ -41,6 +41,7 @@ def positional_frequencies(d_model: int) -> np.ndarray:
     [1.0, 0.01]
     """
     d_model = as_positive_int("d_model", d_model)
+    check_size(f"positional_frequencies(d_model={d_model})", (d_model + 1) // 2)
     i = np.arange((d_model + 1) // 2)
     return 1.0 / 10000.0 ** (2 * i / d_model)
 
@@ -62,6 +63,7 @@ def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:
     """
     n_positions = as_positive_int("n_positions", n_positions)
     d_model = as_positive_int("d_model", d_model)
+    check_size(f"sinusoidal_encoding(n_positions={n_positions}, d_model={d_model}), a float64 table,", n_positions * d_model)
     angles = np.arange(n_positions)[:, None] * positional_frequencies(d_model)[None, :]
     pe = np.empty((n_positions, d_model))
     pe[:, 0::2] = np.sin(angles)
@@ -89,7 +91,7 @@ def permutation_matrix(order: Sequence[int]) -> np.ndarray:
     >>> (P @ np.array([[1.0], [2.0], [3.0]])).ravel().tolist()
     [3.0, 2.0, 1.0]
     """
-    arr = np.asarray(order)
+    arr = to_ndarray("order", order)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"order must be a non-empty 1-d sequence of indices; got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
@@ -115,9 +117,9 @@ def pair_rotation(angle: float) -> np.ndarray:
     True
     """
     try:
-        a = float(angle)
-    except (TypeError, ValueError):
-        raise ValueError(f"angle must be a finite number; got {angle!r}") from None
+        a = as_real("angle", angle)
+    except ValueError:
+        raise ValueError(f"angle must be a finite real number (not a string or a bool); got {angle!r}") from None
     if not math.isfinite(a):
         raise ValueError(f"angle must be a finite number; got {angle!r}")
     c, s = math.cos(a), math.sin(a)
@@ -152,11 +154,14 @@ def offset_rotation(k: int, d_model: int) -> np.ndarray:
     """
     k = as_int("k", k)
     d_model = as_positive_int("d_model", d_model)
+    if abs(k) > 2**53:
+        raise ValueError(f"k={k} is too large: beyond 2**53 the angle w*k cannot be represented exactly in float64")
     if d_model % 2:
         raise ValueError(
             f"d_model must be even for an offset to be a linear map; got d_model={d_model}, "
             "whose last column is a sine without its cosine partner"
         )
+    check_size(f"offset_rotation(k, d_model={d_model}), a d_model x d_model float64 matrix,", d_model * d_model)
     M = np.zeros((d_model, d_model))
     for i, w in enumerate(positional_frequencies(d_model)):
         M[2 * i : 2 * i + 2, 2 * i : 2 * i + 2] = pair_rotation(w * k)

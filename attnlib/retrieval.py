@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_matrix
-from .core import additive_scores, project, scaled_scores, softmax
+from ._validate import as_array, as_bool_matrix, as_matrix, finite_result, quiet
+from .core import _scores, additive_scores, project, scale_divisor, softmax
 
 __all__ = ["Retrieval", "retrieve", "bahdanau_retrieval", "transformer_retrieval"]
 
@@ -81,7 +81,9 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
         allowed = as_bool_matrix("mask", mask, s.shape)
         logits = np.where(allowed, s, -np.inf)
     weights = softmax(logits, axis=-1)
-    return Retrieval(scores=s, weights=weights, values=v, output=weights @ v)
+    with quiet():
+        output = finite_result(weights @ v, "the output weights @ values", "values")
+    return Retrieval(scores=s, weights=weights, values=v, output=output)
 
 
 def bahdanau_retrieval(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any, mask: Any = None) -> Retrieval:
@@ -134,4 +136,7 @@ def transformer_retrieval(
     q = project(X_query, W_Q, "X_query", "W_Q")
     k = project(X_memory, W_K, "X_memory", "W_K")
     v = project(X_memory, W_V, "X_memory", "W_V")
-    return retrieve(scaled_scores(q, k, scale=scale), v, mask=mask)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"W_Q gives d_k={q.shape[1]} but W_K gives d_k={k.shape[1]}; queries and keys must have the same width")
+    scaled = _scores(q, k, scale_divisor(q.shape[1], scale), "X_query, X_memory, W_Q and W_K")[1]
+    return retrieve(scaled, v, mask=mask)

@@ -21,7 +21,7 @@ import numpy as np
 import sympy as sp
 from sympy import stats
 
-from ._validate import as_array, as_matrix, as_positive_int
+from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
 from .core import scaled_scores, softmax
 
 __all__ = [
@@ -106,8 +106,10 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
             stats.covariance(q * k, q2 * k2),
         ),
     ]
-    for n in concrete_dims:
-        n = as_positive_int("concrete_dims entry", n)
+    dims = as_int_sequence("concrete_dims", concrete_dims, allow_empty=True)
+    for n in dims:
+        if n > 8:
+            raise ValueError(f"concrete_dims entries must be at most 8 (each takes seconds with sympy.stats); got {n}")
         qv = [stats.Normal(f"q_{i}", 0, 1) for i in range(1, n + 1)]
         kv = [stats.Normal(f"k_{i}", 0, 1) for i in range(1, n + 1)]
         shown = sp.Add(*[sp.Symbol(f"q_{i}") * sp.Symbol(f"k_{i}") for i in range(1, n + 1)], evaluate=False)
@@ -146,6 +148,13 @@ def dot_product_samples(d_k: int, n_samples: int, rng: np.random.Generator) -> n
     n_samples = as_positive_int("n_samples", n_samples)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)); got {type(rng).__name__}")
+    check_size(f"dot_product_samples(n_samples={n_samples})", n_samples)
+    check_size(f"dot_product_samples(d_k={d_k}): two standard normal vectors", 2 * d_k)
+    if n_samples * d_k > 10**10:
+        raise ValueError(
+            f"dot_product_samples(d_k={d_k}, n_samples={n_samples}) would draw {2 * n_samples * d_k:.3g} random numbers, "
+            "which takes minutes; use n_samples * d_k <= 1e10"
+        )
     out = np.empty(n_samples)
     chunk = max(1, 2_000_000 // d_k)
     for start in range(0, n_samples, chunk):
@@ -180,9 +189,9 @@ def dot_product_variance_table(dims: Sequence[int], n_samples: int = 20_000, see
     >>> (t.unscaled / t.d_k).round(1).tolist()
     [1.0, 1.0]
     """
-    d = [as_positive_int("dims entry", x) for x in dims]
-    if not d:
-        raise ValueError("dims is empty; give at least one d_k")
+    d = as_int_sequence("dims", dims)
+    n_samples = as_positive_int("n_samples", n_samples)
+    seed = as_seed("seed", seed)
     unscaled, scaled = [], []
     for x in d:
         # one stream per d_k, so a dimension's estimate does not depend on which others are in the list
@@ -245,7 +254,10 @@ def saturation_sweep(scores: Any, factors: Any) -> SaturationSweep:
     """
     z = as_array("scores", scores, 1)
     c = as_array("factors", factors, 1)
-    weights = softmax(c[:, None] * z[None, :], axis=-1)
+    check_size(f"saturation_sweep of {z.size} scores and {c.size} factors (the Jacobians)", c.size * z.size * z.size)
+    with quiet():
+        scaled = finite_result(c[:, None] * z[None, :], "factors * scores", "scores and factors")
+    weights = softmax(scaled, axis=-1)
     jac = _jacobian_from_probs(weights)
     return SaturationSweep(c, weights.max(axis=1), np.linalg.norm(jac, axis=(1, 2)), np.abs(jac).max(axis=(1, 2)))
 
@@ -263,8 +275,10 @@ def row_entropy(weights: Any) -> np.ndarray:
     w = as_matrix("weights", weights)
     if (w < 0).any():
         raise ValueError(f"weights (shape {w.shape}) has negative entries; rows must be probability distributions")
-    if not np.allclose(w.sum(axis=1), 1.0, atol=1e-9):
-        raise ValueError(f"weights (shape {w.shape}): every row must sum to 1; row sums are {w.sum(axis=1)[:5].round(6).tolist()}")
+    with quiet():
+        sums = w.sum(axis=1)
+    if not np.allclose(sums, 1.0, atol=1e-9):
+        raise ValueError(f"weights (shape {w.shape}): every row must sum to 1; row sums are {sums[:5].round(6).tolist()}")
     logs = np.log(np.where(w > 0, w, 1.0))
     return 0.0 - (w * logs).sum(axis=1)
 
@@ -313,11 +327,12 @@ def sharpness_vs_dk(dims: Sequence[int], n_queries: int = 200, n_keys: int = 10,
     >>> bool(t.max_weight_unscaled[0] > 0.9 > t.max_weight_scaled[0])
     True
     """
-    d = [as_positive_int("dims entry", x) for x in dims]
-    if not d:
-        raise ValueError("dims is empty; give at least one d_k")
+    d = as_int_sequence("dims", dims)
     n_queries = as_positive_int("n_queries", n_queries)
     n_keys = as_positive_int("n_keys", n_keys)
+    seed = as_seed("seed", seed)
+    for dk in d:
+        check_size(f"sharpness_vs_dk with d_k={dk}, n_queries={n_queries}, n_keys={n_keys}", (n_queries + n_keys) * dk)
     cols: dict[str, list[float]] = {"mu": [], "ms": [], "eu": [], "es": [], "ju": [], "js": []}
     for dk in d:
         rng = np.random.default_rng([seed, dk])  # one stream per d_k, independent of the rest of the list

@@ -1,33 +1,43 @@
-"""What Binder builds: a fresh environment from requirements.txt alone runs every chapter.
+"""What Binder and the Jupyter Book convention build: a fresh environment from requirements.txt alone.
 
 repo2docker installs ``requirements.txt`` (with its ``-e .`` line, from the
-repository root) on the Python of ``runtime.txt``. This test does the same in
-a new virtual environment (one per test session; pip's cache is reused, so
-packages come from the cache or PyPI), then, with that environment's Python
-and kernel, starts a kernel in ``chapters/``, checks that ``attnlib`` is
-imported from this repository, and executes every chapter notebook top to
-bottom, checking the numbers listed in tests/expected_outputs.py. Nothing
-from requirements-dev.txt or requirements-docs.txt is installed there.
+repository root) on the Python of ``runtime.txt``; a reader or a fork's CI
+following the Jupyter Book convention runs ``pip install -r requirements.txt``
+and ``jupyter-book build .``. This test does both in one new virtual
+environment (one per test session; pip's cache is reused, so packages come
+from the cache or PyPI): with that environment's Python and kernel it starts
+a kernel in ``chapters/`` and checks that ``attnlib`` is imported from this
+repository, then runs that environment's ``jupyter-book build . -W -n
+--keep-going`` (into a temporary folder, with no execution cache, so every
+chapter is executed top to bottom by the fresh environment's kernel) and
+checks: zero warnings, one line saying the JupyterLite site was skipped, the
+numbers of tests/expected_outputs.py in the executed notebooks, no
+JupyterLite site, no launch button or link into one, and every internal link
+resolving. Nothing from requirements-dev.txt or requirements-docs.txt is
+installed there.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
-import nbformat
 import pytest
 from conftest import CHAPTERS, ROOT, chapter_notebooks
 from expected_outputs import EXPECTED
+from web_support import broken_internal_links, site_pages
 
 pytestmark = pytest.mark.slow
 
-RUNNER = r'''
-import json, os, sys, time
+PROBE = r'''
+import json, sys
 from pathlib import Path
 
 import nbformat
@@ -39,18 +49,7 @@ probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
     "print(json.dumps({'prefix': sys.prefix, 'attnlib': attnlib.__file__, 'cwd': os.getcwd()}))"
 )])
 NotebookClient(probe, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(chapters)}}).execute()
-report = {"probe": json.loads(probe.cells[0].outputs[0]["text"]), "runner_prefix": sys.prefix, "chapters": {}}
-for path in sorted(chapters.glob("[0-9][0-9]-*.ipynb")):
-    nb = nbformat.read(path, as_version=4)
-    start = time.perf_counter()
-    error = None
-    try:
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(chapters)}}).execute()
-    except Exception as exc:  # reported to the test, which fails on it
-        error = f"{type(exc).__name__}: {exc}"[-4000:]
-    nbformat.write(nb, out / path.name)
-    report["chapters"][path.stem] = {"seconds": round(time.perf_counter() - start, 1), "error": error}
-(out / "report.json").write_text(json.dumps(report, indent=2))
+out.write_text(probe.cells[0].outputs[0]["text"])
 '''
 
 
@@ -74,16 +73,31 @@ def binder_run(tmp_path_factory) -> dict:
         text=True,
     )
     assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
-    out = base / "executed"
-    out.mkdir()
-    script = base / "run_chapters.py"
-    script.write_text(RUNNER)
-    run = subprocess.run([python, script, CHAPTERS, out], cwd=CHAPTERS, env=env, capture_output=True, text=True)
-    assert run.returncode == 0, f"running the chapters in the Binder environment failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-    report = json.loads((out / "report.json").read_text())
-    report["env_dir"] = str(env_dir)
-    report["executed"] = out
-    return report
+    script = base / "probe.py"
+    script.write_text(PROBE)
+    probe_out = base / "probe.json"
+    run = subprocess.run([python, script, CHAPTERS, probe_out], cwd=CHAPTERS, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, f"starting a kernel in the Binder environment failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    # the Jupyter Book convention, with this environment's jupyter-book and kernel
+    book = base / "book"
+    start = time.perf_counter()
+    build = subprocess.run(
+        [env_dir / "bin" / "jupyter-book", "build", ROOT, "--path-output", book, "-W", "-n", "--keep-going"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    log = build.stdout + build.stderr
+    (base / "build.log").write_text(log)
+    assert build.returncode == 0, f"jupyter-book build in the fresh environment failed:\n{log[-6000:]}"
+    print(f"conventional build in the fresh environment: {time.perf_counter() - start:.0f} s")
+    return {
+        "probe": json.loads(probe_out.read_text()),
+        "env_dir": str(env_dir),
+        "log": log,
+        "html": book / "_build" / "html",
+    }
 
 
 def test_runtime_txt_names_a_python_3_11_or_newer():
@@ -105,19 +119,36 @@ def test_binder_kernel_imports_attnlib_from_this_repository(binder_run):
     assert Path(probe["cwd"]).resolve() == CHAPTERS.resolve()
 
 
-def test_binder_environment_runs_every_chapter(binder_run):
-    ran = binder_run["chapters"]
-    assert sorted(ran) == sorted(p.stem for p in chapter_notebooks())
-    failed = {name: r["error"] for name, r in ran.items() if r["error"]}
-    assert failed == {}, failed
-    for name in ran:
-        nb = nbformat.read(binder_run["executed"] / f"{name}.ipynb", as_version=4)
-        text = "\n".join(
-            str(part)
-            for cell in nb.cells
-            for out in cell.get("outputs", [])
-            for part in [out.get("text", ""), *(out.get("data", {}).get(m, "") for m in ("text/plain", "text/html", "text/latex"))]
-        )
-        missing = [s for s in EXPECTED.get(name, []) if s not in text]
-        assert missing == [], f"{name} in the Binder environment lacks {missing}"
-    print("Binder environment, seconds per chapter:", {k: v["seconds"] for k, v in ran.items()})
+def test_conventional_build_has_no_warnings_and_skips_jupyterlite_in_one_line(binder_run):
+    log = binder_run["log"]
+    warnings = [line for line in log.splitlines() if re.search(r"\bWARNING\b", line) and "[IPKernelApp]" not in line]
+    assert warnings == []
+    assert "build succeeded" in log
+    notes = [line for line in log.splitlines() if "jupyterlite_book:" in line]
+    assert len(notes) == 1 and "not installed" in notes[0] and "without its JupyterLite site" in notes[0], notes
+
+
+def test_conventional_build_runs_every_chapter_in_the_fresh_environment(binder_run):
+    """Every chapter page shows the outputs its code printed in the fresh environment's kernel."""
+    for nb in chapter_notebooks():
+        page = binder_run["html"] / "chapters" / f"{nb.stem}.html"
+        assert page.is_file(), f"{page} was not built"
+        text = html.unescape(page.read_text(encoding="utf-8"))
+        assert 'class="cell_output' in text, f"{nb.stem} shows no output: it was not executed"
+        missing = [s for s in EXPECTED.get(nb.stem, []) if s not in text]
+        assert missing == [], f"{nb.stem} built in the Binder environment lacks {missing}"
+
+
+def test_conventional_build_has_no_jupyterlite_and_no_dead_link(binder_run):
+    site = binder_run["html"]
+    assert (site / "chapters" / "01-running-example.html").is_file()
+    assert not (site / "lite").exists(), "a JupyterLite site was built without its tools"
+    pages = [p.relative_to(site).as_posix() for p in site_pages(site)]
+    into_lite = {p: [h for h in (site / p).read_text(encoding="utf-8").split('"') if h.startswith(("lite/", "../lite/"))] for p in pages}
+    assert {p: links for p, links in into_lite.items() if links} == {}
+    broken = {p: bad for p, bad in broken_internal_links(site, pages).items() if bad}
+    assert broken == {}, broken
+    live = (site / "playground-live.html").read_text(encoding="utf-8")
+    assert "without its JupyterLite site" in live and 'href="chapters/playground.html"' in live
+    assert "launch-jupyterlite-button" not in (site / "chapters" / "03-queries-keys-values.html").read_text(encoding="utf-8")
+    assert "deriving-attention.pdf" not in (site / "intro.html").read_text(encoding="utf-8"), "a link to a PDF that was not made"

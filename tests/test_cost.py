@@ -29,7 +29,10 @@ def test_heads_batch_dtype_and_cross_attention_multiply():
 
 @pytest.mark.parametrize(
     "num, text",
-    [(0, "0.0 B"), (1023, "1023.0 B"), (1024, "1.0 KiB"), (1024**2 * 1.5, "1.5 MiB"), (1024**4, "1.0 TiB"), (1024**7, "1024.0 EiB")],
+    [
+        (0, "0.0 B"), (1023, "1023.0 B"), (1024, "1.0 KiB"), (1024**2 * 1.5, "1.5 MiB"), (1024**4, "1.0 TiB"),
+        (1024**7, "1.0 ZiB"), (1024**9, "1024.0 YiB"),
+    ],
 )
 def test_format_bytes(num, text):
     assert format_bytes(num) == text

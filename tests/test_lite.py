@@ -17,11 +17,11 @@ from urllib.parse import parse_qs, urljoin, urlparse
 import pytest
 from conftest import ROOT, chapter_notebooks
 from lite_support import KERNEL_PLUGIN
+from test_repository_url import binder_chapter_url
 
 pytestmark = pytest.mark.slow
 
 WORKER_DIR = PurePosixPath("extensions/@jupyterlite/pyodide-kernel-extension/static")
-BINDER = "https://mybinder.org/v2/gh/deriving-attention/attention-book/main?urlpath=lab/tree/"
 
 
 def _version() -> str:
@@ -111,7 +111,7 @@ def test_every_chapter_page_launches_its_own_notebook_on_binder_and_jupyterlite(
         assert page.is_file(), f"{page} was not built"
         hrefs = _hrefs(page)
         binder = [h for h in hrefs if h.startswith("https://mybinder.org/")]
-        assert binder == [BINDER + f"chapters/{notebook.name}"], f"{page.name}: Binder links {binder}"
+        assert binder == [binder_chapter_url(f"chapters/{notebook.name}")], f"{page.name}: Binder links {binder}"
         lite_links = [h for h in hrefs if "lite/lab/index.html" in h]
         assert len(lite_links) == 1, f"{page.name}: JupyterLite links {lite_links}"
         base = built_book.html.as_uri() + "/"

@@ -83,7 +83,7 @@ def test_sharpness_unscaled_is_peakier_for_large_d_k():
     "call, words",
     [
         (lambda: dot_product_variance_table([]), ["dims is empty"]),
-        (lambda: dot_product_variance_table([0]), ["dims entry", "positive integer"]),
+        (lambda: dot_product_variance_table([0]), ["dims[0]", "positive integer"]),
         (lambda: dot_product_samples(4, 10, 42), ["rng", "Generator"]),
         (lambda: dot_product_samples(4, 0, np.random.default_rng(0)), ["n_samples"]),
         (lambda: softmax_jacobian([[1.0, 2.0]]), ["scores", "1 dimension", "(1, 2)"]),
@@ -94,7 +94,7 @@ def test_sharpness_unscaled_is_peakier_for_large_d_k():
         (lambda: row_entropy([0.5, 0.5]), ["weights", "2 dimension"]),
         (lambda: sharpness_vs_dk([]), ["dims is empty"]),
         (lambda: sharpness_vs_dk([4], n_keys=0), ["n_keys"]),
-        (lambda: dot_product_variance_steps(concrete_dims=(0,)), ["concrete_dims entry"]),
+        (lambda: dot_product_variance_steps(concrete_dims=(0,)), ["concrete_dims[0]"]),
     ],
 )
 def test_bad_input_raises_value_error(call, words):

@@ -18,11 +18,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 import yaml
-from web_support import ARTIFACTS, AXE_JS, ROOT, browser_context, parse_html, serve, site_pages
+from web_support import ARTIFACTS, AXE_JS, ROOT, broken_internal_links, browser_context, parse_html, serve, site_pages
 
 pytestmark = pytest.mark.slow
 
@@ -340,29 +339,7 @@ def test_chapter_screenshots_are_saved(audit):
 
 
 def test_internal_links_and_anchors_resolve(audit):
-    html = audit.html
-    parsed = {p: parse_html(html / p) for p in audit.pages}
-    problems: dict[str, list[str]] = {}
-    for p, info in parsed.items():
-        base = "http://book.invalid/" + p
-        bad = []
-        for href in info.links + info.resources:
-            url = urlparse(urljoin(base, href))
-            if url.scheme not in ("http", "https") or url.hostname != "book.invalid":
-                continue  # external link, mailto:, javascript:, data:
-            target = html / unquote(url.path.lstrip("/"))
-            if target.is_dir():
-                target = target / "index.html"
-            if not target.exists():
-                bad.append(f"{href} (no file)")
-                continue
-            if url.fragment and target.suffix == ".html":
-                rel = target.relative_to(html).as_posix()
-                ids = parsed[rel].ids if rel in parsed else parse_html(target).ids
-                if unquote(url.fragment) not in ids:
-                    bad.append(f"{href} (no anchor)")
-        problems[p] = sorted(set(bad))
-    _fail_if(problems, "broken internal links")
+    _fail_if(broken_internal_links(audit.html, audit.pages), "broken internal links")
 
 
 def test_each_chapter_has_download_and_repository_links(audit):

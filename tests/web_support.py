@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import unquote, urljoin, urlparse
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -148,3 +148,29 @@ def site_pages(html_root: Path) -> list[Path]:
     """Every HTML page of the built site, except files copied verbatim (e.g. a JupyterLite site)."""
     skip = {"_static", "_sources", "_images", "lite", "_downloads"}
     return sorted(p for p in html_root.rglob("*.html") if not (set(p.relative_to(html_root).parts[:-1]) & skip))
+
+
+def broken_internal_links(html_root: Path, pages: list[str]) -> dict[str, list[str]]:
+    """For each page (path relative to ``html_root``), its links and resources to missing files or anchors."""
+    parsed = {p: parse_html(html_root / p) for p in pages}
+    problems: dict[str, list[str]] = {}
+    for p, info in parsed.items():
+        base = "http://book.invalid/" + p
+        bad = []
+        for href in info.links + info.resources:
+            url = urlparse(urljoin(base, href))
+            if url.scheme not in ("http", "https") or url.hostname != "book.invalid":
+                continue  # external link, mailto:, javascript:, data:
+            target = html_root / unquote(url.path.lstrip("/"))
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                bad.append(f"{href} (no file)")
+                continue
+            if url.fragment and target.suffix == ".html":
+                rel = target.relative_to(html_root).as_posix()
+                ids = parsed[rel].ids if rel in parsed else parse_html(target).ids
+                if unquote(url.fragment) not in ids:
+                    bad.append(f"{href} (no anchor)")
+        problems[p] = sorted(set(bad))
+    return problems
