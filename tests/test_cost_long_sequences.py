@@ -50,7 +50,8 @@ def test_blocked_working_set_is_linear_in_n_and_matches_chunked_attention():
     n, d, b = 2000, 32, 100
     Q, K, V = (rng.standard_normal((n, d)) for _ in range(3))
     measured = peak_memory_bytes(chunked_attention, Q, K, V, block_size=b)
-    predicted = blocked_working_set_bytes(n, d, b, dtype="float64")
+    predicted = blocked_working_set_bytes(n, d, b, dtype="float64", input_copies=True)
+    assert predicted == 8 * (2 * n * b + 2 * n * d + 2 * n + 3 * n * d)
     assert abs(measured / predicted - 1) < 0.1, (measured, predicted)
 
 
@@ -64,6 +65,7 @@ def test_blocked_working_set_is_linear_in_n_and_matches_chunked_attention():
         (lambda: blocked_working_set_bytes(8, 8, 0), ["block_size must be a positive integer"]),
         (lambda: blocked_working_set_bytes(8, 8, 4, dtype="int8"), ["dtype must be one of"]),
         (lambda: blocked_working_set_bytes(8, 8, 4, n_keys=0), ["n_keys must be a positive integer"]),
+        (lambda: blocked_working_set_bytes(8, 8, 4, input_copies="yes"), ["input_copies must be True or False"]),
     ],
 )
 def test_bad_input_raises(call, words):
