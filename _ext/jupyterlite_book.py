@@ -38,12 +38,17 @@ When the tools are there, this extension adds what the book needs on top:
     which lives in ``lite/extensions/@jupyterlite/pyodide-kernel-extension/static/``,
     hence the ``../../../../pypi/`` prefix (:data:`WHEEL_FROM_WORKER`).
 
-  ``ipywidgets`` (which ``attnlib.widgets`` imports) is not part of the
-  Pyodide distribution, so its pure-Python wheel, at the version installed
-  here, is fetched from PyPI once (``pip download``, kept in
-  ``<build>/jupyterlite/wheels/``) and registered the same way. Its other
-  needs (``comm``, ``ipython``, ``traitlets``) are installed by the kernel
-  itself at start-up.
+  ``ipywidgets`` and ``anywidget`` (the explorers are anywidgets) and
+  anywidget's ``psygnal`` are not part of the Pyodide distribution, so their
+  pure-Python wheels, at the versions installed here, are fetched from PyPI
+  once (``pip download --platform any``: psygnal also has compiled wheels,
+  which Pyodide cannot load; kept in ``<build>/jupyterlite/wheels/``) and
+  registered the same way. Their other needs come with the kernel (``comm``,
+  ``ipython``, ``traitlets``) or are Pyodide packages preloaded by name
+  (``typing-extensions``, in ``lite/jupyter-lite.json``: Pyodide does not
+  resolve the needs of a wheel given by its address). anywidget's front end (its JupyterLab extension, installed
+  here with the Python package) is copied into the site by jupyterlite-core
+  with the environment's other federated extensions.
 
   jupyterlite-pyodide-kernel 0.8 has no other way to pre-install a local
   wheel without a full custom Pyodide lock file (its ``PyodideLockAddon``
@@ -85,7 +90,7 @@ WHEEL_FROM_WORKER = "../../../../pypi/"
 #: the chapter notebooks' folder, the same inside the lite site as in the repository
 CHAPTER_DIR = "chapters"
 #: pure-Python wheels from PyPI that the notebooks need in the browser besides the Pyodide distribution
-EXTRA_WHEELS = ("ipywidgets",)
+EXTRA_WHEELS = ("ipywidgets", "anywidget", "psygnal")
 #: the Python packages that building the lite site needs (requirements-docs.txt)
 LITE_TOOLS = ("jupyterlite_sphinx", "jupyterlite_core", "jupyterlite_pyodide_kernel")
 #: the builders that get a lite site (the single-page build for the PDF does not)
@@ -127,7 +132,7 @@ def fetch_wheels(names: tuple[str, ...], dest: Path) -> list[Path]:
         version = importlib.metadata.version(name)
         found = sorted(dest.glob(f"{name}-{version}-*none-any.whl"))
         if not found:
-            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet"]
+            command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--platform", "any", "--quiet"]
             proc = subprocess.run([*command, "--dest", str(dest), f"{name}=={version}"], capture_output=True, text=True)
             found = sorted(dest.glob(f"{name}-{version}-*none-any.whl"))
             if proc.returncode != 0 or len(found) != 1:
@@ -169,7 +174,7 @@ def _copy_chapters(app: Sphinx, config: Config) -> None:
     # after jupyterlite_sphinx emptied the contents folder
     target = Path(config.jupyterlite_content_dir) / CHAPTER_DIR
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".*", "__pycache__", "ruff.toml"))
 
 
 def _configure(app: Sphinx, config: Config) -> None:

@@ -60,10 +60,11 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # attnlib.widgets (the live explorers) needs ipywidgets, so it is imported on first use:
-    # `import attnlib; attnlib.widgets.attention_explorer()` works without slowing down `import attnlib`.
-    if name == "widgets":
+    # attnlib.explorers (the live explorers; attnlib.widgets is its old name) needs anywidget, so it is
+    # imported on first use: `import attnlib; attnlib.widgets.attention_explorer()` works without slowing
+    # down `import attnlib`.
+    if name in ("explorers", "widgets"):
         import importlib
 
-        return importlib.import_module(".widgets", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'attnlib' has no attribute {name!r}")

@@ -10,6 +10,8 @@ module holds the numbers behind that argument:
   :func:`pairwise_score_cost` count the work of the two score functions;
 * :func:`bilinear_scores` and :func:`bilinear_matrix` evaluate the bilinear
   score ``x_i A x_j^T`` with ``A = W_Q W_K^T``;
+* :func:`bilinear_parameter_counts` compares the ``d_model**2`` entries of
+  ``A`` with the ``2 d_model d_k`` entries of its two factors;
 * :func:`symbolic_bilinear_regrouping` proves with sympy, entry by entry,
   that ``x_i (W_Q W_K^T) x_j^T = (x_i W_Q)(x_j W_K)^T``;
 * :func:`value_contributions` splits an attention output into the terms
@@ -35,6 +37,8 @@ __all__ = [
     "pairwise_score_cost",
     "bilinear_matrix",
     "bilinear_scores",
+    "BilinearParameterCounts",
+    "bilinear_parameter_counts",
     "symbolic_bilinear_regrouping",
     "value_contributions",
 ]
@@ -238,6 +242,40 @@ class BilinearProof:
     regrouped: sp.Expr
     difference: sp.Expr
     holds: bool
+
+
+@dataclass(frozen=True)
+class BilinearParameterCounts:
+    """Learned numbers of a full bilinear matrix ``A`` against its factors ``W_Q W_K^T``."""
+
+    d_model: int
+    d_k: int
+    full: int
+    factored: int
+
+    @property
+    def factoring_saves(self) -> bool:
+        """True when the two factors hold fewer numbers than ``A`` (``2 d_k < d_model``)."""
+        return self.factored < self.full
+
+
+def bilinear_parameter_counts(d_model: int, d_k: int) -> BilinearParameterCounts:
+    """Count ``A`` (``d_model x d_model``) against ``W_Q`` and ``W_K`` (each ``d_model x d_k``).
+
+    The factors hold ``2 d_model d_k`` numbers, so they are the smaller
+    choice only when ``d_k < d_model / 2``.
+
+    Examples
+    --------
+    >>> c = bilinear_parameter_counts(512, 300)
+    >>> c.full, c.factored, c.factoring_saves
+    (262144, 307200, False)
+    >>> bilinear_parameter_counts(512, 64).factored
+    65536
+    """
+    d_model = as_positive_int("d_model", d_model)
+    d_k = as_positive_int("d_k", d_k)
+    return BilinearParameterCounts(d_model, d_k, d_model * d_model, 2 * d_model * d_k)
 
 
 def symbolic_bilinear_regrouping(d_model: int, d_k: int) -> BilinearProof:

@@ -10,17 +10,30 @@ Positions are numbered from 1, like the tokens ``x1, x2, x3`` of the book.
   matrix product, so any two distinct positions are one step apart.
 
 A position is 0 steps from itself in both.
+
+:func:`layer_comparison` adds the three numbers the Transformer paper compares
+in its Table 1 for self-attention, recurrent and convolutional layers:
+operations per layer, sequential operations and maximum path length.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from ._validate import as_flag, as_positive_int, check_size
 
-__all__ = ["rnn_route", "rnn_path_length", "attention_path_length", "path_length_matrix"]
+__all__ = [
+    "rnn_route",
+    "rnn_path_length",
+    "attention_path_length",
+    "path_length_matrix",
+    "LayerCost",
+    "layer_comparison",
+]
 
 
 #: Longest route :func:`rnn_route` writes out (one string per node).
@@ -90,25 +103,92 @@ def attention_path_length(source: int, target: int, n: int | None = None) -> int
     return 0 if i == j else 1
 
 
-def path_length_matrix(n: int, kind: Literal["rnn", "attention"]) -> np.ndarray:
+def path_length_matrix(n: int, kind: Literal["rnn", "rnn_left_to_right", "attention"]) -> np.ndarray:
     """All path lengths of an ``n``-token sequence; entry ``[i-1, j-1]`` is from ``i`` to ``j``.
 
-    ``kind="rnn"`` uses a bidirectional RNN (:func:`rnn_path_length`),
-    ``kind="attention"`` one self-attention layer (:func:`attention_path_length`).
+    ``kind="rnn"`` is a bidirectional RNN (:func:`rnn_path_length`): symmetric,
+    ``|i - j|`` both ways. ``kind="rnn_left_to_right"`` is a left-to-right RNN:
+    it carries information only forward, so the entries with ``j < i`` are
+    ``inf`` (no path) and the matrix is float. ``kind="attention"`` is one
+    self-attention layer (:func:`attention_path_length`).
 
     Examples
     --------
     >>> path_length_matrix(3, "rnn").tolist()
     [[0, 1, 2], [1, 0, 1], [2, 1, 0]]
+    >>> path_length_matrix(3, "rnn_left_to_right").tolist()
+    [[0.0, 1.0, 2.0], [inf, 0.0, 1.0], [inf, inf, 0.0]]
     >>> path_length_matrix(3, "attention").tolist()
     [[0, 1, 1], [1, 0, 1], [1, 1, 0]]
     """
     n = as_positive_int("n", n)
     funcs = {"rnn": rnn_path_length, "attention": attention_path_length}
-    if not isinstance(kind, str) or kind not in funcs:
-        raise ValueError(f"kind must be the string 'rnn' or 'attention'; got {kind!r}")
-    check_size(f"path_length_matrix(n={n}), an n x n integer matrix,", n * n)
+    if not isinstance(kind, str) or kind not in (*funcs, "rnn_left_to_right"):
+        raise ValueError(f"kind must be the string 'rnn', 'rnn_left_to_right' or 'attention'; got {kind!r}")
+    check_size(f"path_length_matrix(n={n}), an n x n matrix,", n * n)
     if n > 2000:
         raise ValueError(f"n={n} is too large for path_length_matrix (one call per pair); use at most 2000")
+    if kind == "rnn_left_to_right":  # no path from a later token back to an earlier one: +inf below the diagonal
+        return np.array(
+            [[float(j - i) if j >= i else np.inf for j in range(1, n + 1)] for i in range(1, n + 1)]
+        )
     f = funcs[kind]
     return np.array([[f(i, j, n=n) for j in range(1, n + 1)] for i in range(1, n + 1)], dtype=int)
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """One row of the Transformer paper's Table 1, evaluated for given ``n`` and ``d``.
+
+    ``operations`` counts the multiply-adds of one layer to leading order (the
+    paper's complexity per layer with its constant 1), ``sequential`` the
+    operations that must run one after another, ``max_path`` the longest route
+    a signal takes between two of the ``n`` positions. ``order`` holds the
+    paper's three O-expressions.
+    """
+
+    layer: str
+    operations: int
+    sequential: int
+    max_path: int
+    order: tuple[str, str, str]
+
+
+def layer_comparison(n: int, d: int, kernel: int = 3) -> list[LayerCost]:
+    """Table 1 of Vaswani et al. (2017) for sequence length ``n`` and width ``d``.
+
+    Rows: self-attention (``n^2 d`` operations, 1 sequential step, path 1),
+    recurrent (``n d^2``, ``n`` steps, path ``n - 1``), and a stack of
+    convolutions of width ``kernel`` (``kernel n d^2`` operations per layer,
+    1 step), with contiguous kernels (path: the layers needed to span the
+    sequence, ``ceil((n - 1) / (kernel - 1))``) and dilated ones (path
+    ``ceil(log_kernel n)``).
+
+    Self-attention needs fewer operations per layer than a recurrent layer
+    exactly when ``n < d``.
+
+    Examples
+    --------
+    >>> rows = layer_comparison(50, 512)
+    >>> [(r.layer, r.operations, r.sequential, r.max_path) for r in rows]  # doctest: +NORMALIZE_WHITESPACE
+    [('self-attention', 1280000, 1, 1), ('recurrent', 13107200, 50, 49),
+     ('convolutional', 39321600, 1, 25), ('convolutional (dilated)', 39321600, 1, 4)]
+    >>> layer_comparison(4096, 512)[0].operations > layer_comparison(4096, 512)[1].operations
+    True
+    """
+    n = as_positive_int("n", n)
+    d = as_positive_int("d", d)
+    kernel = as_positive_int("kernel", kernel)
+    if kernel < 2:
+        raise ValueError(f"kernel must be at least 2 for a convolution to widen its reach; got {kernel}")
+    dilated = 0
+    while kernel**dilated < n:  # integer ceil(log_kernel n), exact for powers of the kernel
+        dilated += 1
+    contiguous = math.ceil((n - 1) / (kernel - 1))
+    conv_ops = kernel * n * d * d
+    return [
+        LayerCost("self-attention", n * n * d, 1, 1 if n > 1 else 0, ("O(n^2 d)", "O(1)", "O(1)")),
+        LayerCost("recurrent", n * d * d, n, n - 1, ("O(n d^2)", "O(n)", "O(n)")),
+        LayerCost("convolutional", conv_ops, 1, contiguous, ("O(k n d^2)", "O(1)", "O(n/k)")),
+        LayerCost("convolutional (dilated)", conv_ops, 1, dilated, ("O(k n d^2)", "O(1)", "O(log_k n)")),
+    ]

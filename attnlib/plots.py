@@ -13,18 +13,22 @@ from collections.abc import Sequence
 from typing import Any
 
 import matplotlib
+import matplotlib.colors
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_int, quiet
+from ._validate import as_array, as_int, quiet, to_ndarray
 
 __all__ = [
     "CMAP",
     "LINE_COLOURS",
-    "OKABE_ITO",
+    "MASKED_COLOUR",
     "MASKED_TEXT",
+    "NEG_INF_TEXT",
+    "OKABE_ITO",
+    "colour_table",
     "format_row",
     "format_value",
     "heatmap",
@@ -43,9 +47,14 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 #: Okabe-Ito without its yellow, which is too faint for thin lines on white.
 LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
+#: Background of a masked (``-inf``) cell, in figures and in the explorers.
+MASKED_COLOUR = "#dddddd"
 
 #: How a masked cell (a ``-inf`` score) is written: a minus sign and the infinity symbol.
 MASKED_TEXT = "\u2212\u221e"
+
+#: The same text under the name the explorers use (one definition: :data:`MASKED_TEXT`).
+NEG_INF_TEXT = MASKED_TEXT
 
 #: Beyond this magnitude a value is written in scientific notation (``1.0000e+308``), so a cell stays short.
 _SCIENTIFIC_FROM = 1e15
@@ -136,6 +145,27 @@ def format_row(values: Any, decimals: int = 4) -> str:
     return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
 
 
+def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
+    """``n`` evenly spaced colours of ``cmap`` as hex, with the readable text colour for each.
+
+    The explorers colour a cell holding the fraction ``t`` of its view's range
+    with entry ``round(t * (n - 1))``, in the static snapshot and in the browser.
+
+    Examples
+    --------
+    >>> bg, fg = colour_table(2)
+    >>> bg, fg
+    (['#00224e', '#fee838'], ['white', 'black'])
+    """
+    n = as_int("n", n, minimum=1, what="a positive integer")
+    if n > 4096:
+        raise ValueError(f"n must be at most 4096 colours; got {n}")
+    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be the name of a matplotlib colormap (for example {CMAP!r}); got {cmap!r}"[:200])
+    rgba = matplotlib.colormaps[cmap](np.linspace(0.0, 1.0, n))
+    return [matplotlib.colors.to_hex(c) for c in rgba], [readable_text_colour(c) for c in rgba]
+
+
 def readable_text_colour(rgba: Sequence[float]) -> str:
     """Black or white, whichever contrasts more with the background ``rgba``.
 
@@ -212,7 +242,7 @@ def heatmap(
     with quiet():
         position = np.full(m.shape, 0.5) if hi == lo else np.clip((m / 2 - lo / 2) / (hi / 2 - lo / 2), 0.0, 1.0)
     shown = np.ma.masked_where(masked, position)
-    colormap = matplotlib.colormaps[cmap].with_extremes(bad="#dddddd")
+    colormap = matplotlib.colormaps[cmap].with_extremes(bad=MASKED_COLOUR)
     image = ax.imshow(shown, cmap=colormap, vmin=0.0, vmax=1.0, aspect="auto")
     for i in range(n_rows):
         for j in range(n_cols):
@@ -298,6 +328,184 @@ def token_vectors(
     if title:
         ax.set_title(title)
     return fig
+
+
+def path_length_heatmap(
+    matrix: Any,
+    labels: Sequence[str],
+    *,
+    ax: Axes | None = None,
+    title: str = "",
+    vmax: float | None = None,
+) -> Figure:
+    """A path-length matrix as a heatmap; ``inf`` (no path at all) is a grey cell marked ``none``.
+
+    Examples
+    --------
+    >>> fig = path_length_heatmap([[0, 1], [np.inf, 0]], ["x1", "x2"])
+    >>> [t.get_text() for t in fig.axes[0].texts]
+    ['0', '1', 'none', '0']
+    >>> plt.close(fig)
+    """
+    raw = to_ndarray("matrix", matrix)
+    if raw.ndim != 2 or raw.dtype.kind not in "iuf" or raw.size == 0:
+        raise ValueError(f"matrix must be a non-empty 2-d array of path lengths; got shape {raw.shape}, dtype {raw.dtype}")
+    m = raw.astype(float)
+    if len(labels) != m.shape[0] or m.shape[0] != m.shape[1]:
+        raise ValueError(f"matrix must be square with one label per row; got shape {m.shape} and {len(labels)} labels")
+    if np.isnan(m).any() or (m < 0).any():
+        raise ValueError("matrix must hold path lengths >= 0 or inf (no path); got NaN or a negative entry")
+    no_path = np.isposinf(m)
+    shown = np.where(no_path, -np.inf, m)  # heatmap leaves -inf cells grey and out of the colour scale
+    fig = heatmap(shown, labels, labels, ax=ax, title=title, decimals=0, vmin=0, vmax=vmax, xlabel="to token", ylabel="from token")
+    axes = ax if ax is not None else fig.axes[0]
+    n_cols = m.shape[1]
+    for index, text in enumerate(axes.texts[-m.size :]):
+        if no_path[index // n_cols, index % n_cols]:
+            text.set_text("none")
+    return fig
+
+
+# -- data-flow diagrams of attention (chapters 4 and 8) ------------------------
+
+_SYMBOLS = {"d_model": r"d_\mathrm{model}", "d_k": "d_k", "d_v": "d_v", "n": "n", "h": "h"}
+
+
+def _dim(value: int | str) -> str:
+    """A dimension as mathtext: an int as digits, a name such as ``d_model`` as its symbol."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"a dimension must be a positive int or a name such as 'd_k'; got {value!r}")
+    if isinstance(value, int):
+        if value < 1:
+            raise ValueError(f"a dimension must be positive; got {value}")
+        return str(value)
+    return _SYMBOLS.get(value, value)
+
+
+def _shape(*dims: int | str) -> str:
+    return "$" + r" \times ".join(_dim(d) for d in dims) + "$"
+
+
+def _product(a: int | str, b: int | str) -> int | str:
+    """``a * b`` as a number when both are ints, else as a symbol (``h d_v``)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return f"{_dim(a)}\\,{_dim(b)}"
+
+
+def _flow_diagram(
+    nodes: dict[str, tuple[float, float, str, str]], edges: list[tuple[str, str, str]], size: tuple[float, float], wide: Sequence[str] = ()
+) -> Figure:
+    """Boxes at ``(x, y)`` holding a name and a shape, joined by labelled arrows; ``wide`` boxes are wider."""
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    half_h = 0.32
+    widths = {name: 1.45 if name in wide else 0.95 for name in nodes}
+    fills = {"input": "#FFFFFF", "proj": "#CDE7F7", "score": "#FCE3BF", "out": "#C2EBDD"}
+    for name, (x, y, text, kind) in nodes.items():
+        half_w = widths[name]
+        ax.add_patch(
+            matplotlib.patches.FancyBboxPatch(
+                (x - half_w, y - half_h), 2 * half_w, 2 * half_h, boxstyle="round,pad=0.04", fc=fills[kind], ec="black", lw=1.2
+            )
+        )
+        ax.text(x, y, text, ha="center", va="center", fontsize=10, color="black")
+    for src, dst, label in edges:
+        x0, y0 = nodes[src][:2]
+        x1, y1 = nodes[dst][:2]
+        start, end = (x0 + widths[src], y0), (x1 - widths[dst], y1)
+        ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", color="black", lw=1.2, shrinkA=1, shrinkB=1))
+        mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
+        ax.text(mx, my + 0.06, label, ha="center", va="bottom", fontsize=8.5, color="black",
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
+    xs = [x for x, *_ in nodes.values()]
+    ys = [y for _, y, *_ in nodes.values()]
+    ax.set_xlim(min(xs) - 1.1, max(xs) + 1.6)
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+    ax.set_axis_off()
+    return fig
+
+
+def attention_data_flow(
+    n: int | str = "n", d_model: int | str = "d_model", d_k: int | str = "d_k", d_v: int | str = "d_v", *, masked: bool = True
+) -> Figure:
+    """The data flow of one attention head with the shape of every array on its box and arrow.
+
+    ``X`` is projected by ``W_Q``, ``W_K`` and ``W_V``; ``Q`` and ``K`` give the
+    scaled scores (plus the mask ``M`` when ``masked``), their row-wise softmax
+    is ``A``, and ``A V`` is the output. Dimensions are ints or names
+    (``"n"``, ``"d_model"``, ``"d_k"``, ``"d_v"``).
+
+    Examples
+    --------
+    >>> fig = attention_data_flow(3, 2, 2, 2)
+    >>> texts = [t.get_text() for t in fig.axes[0].texts]
+    >>> "$A = \\\\mathrm{softmax}(S)$ by rows\\n$3 \\\\times 3$" in texts and "$V$: $3 \\\\times 2$" in texts
+    True
+    >>> plt.close(fig)
+    """
+    mask = " + M" if masked else ""
+    nodes = {
+        "X": (0.0, 1.0, f"input $X$\n{_shape(n, d_model)}", "input"),
+        "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, d_k)}", "proj"),
+        "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, d_k)}", "proj"),
+        "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, d_v)}", "proj"),
+        "S": (6.0, 1.5, f"$S = QK^\\top/\\sqrt{{d_k}}{mask}$\n{_shape(n, n)}", "score"),
+        "A": (9.0, 1.5, f"$A = \\mathrm{{softmax}}(S)$ by rows\n{_shape(n, n)}", "score"),
+        "O": (12.0, 0.75, f"output $O = AV$\n{_shape(n, d_v)}", "out"),
+    }
+    edges = [
+        ("X", "Q", f"$\\cdot W_Q$: {_shape(d_model, d_k)}"),
+        ("X", "K", f"$\\cdot W_K$: {_shape(d_model, d_k)}"),
+        ("X", "V", f"$\\cdot W_V$: {_shape(d_model, d_v)}"),
+        ("Q", "S", f"$Q$: {_shape(n, d_k)}"),
+        ("K", "S", f"$K^\\top$: {_shape(d_k, n)}"),
+        ("S", "A", f"$S$: {_shape(n, n)}"),
+        ("A", "O", f"$A$: {_shape(n, n)}"),
+        ("V", "O", f"$V$: {_shape(n, d_v)}"),
+    ]
+    return _flow_diagram(nodes, edges, (13.5, 4.2))
+
+
+def multi_head_data_flow(
+    n: int | str = "n", d_model: int | str = "d_model", h: int | str = "h", d_k: int | str = "d_k", d_v: int | str = "d_v"
+) -> Figure:
+    """The data flow of multi-head attention: packed projections, the split into ``h`` heads,
+    attention in every head, the concatenation and ``W_O``, with every shape shown.
+
+    Examples
+    --------
+    >>> fig = multi_head_data_flow(3, 512, 8, 64, 64)
+    >>> texts = [t.get_text() for t in fig.axes[0].texts]
+    >>> "$\\\\cdot W_O$: $512 \\\\times 512$" in texts and "concat(head$_1$, ..., head$_h$)\\n$3 \\\\times 512$" in texts
+    True
+    >>> plt.close(fig)
+    """
+    width_qk, width_v = _product(h, d_k), _product(h, d_v)
+    nodes = {
+        "X": (0.0, 1.0, f"input $X$\n{_shape(n, d_model)}", "input"),
+        "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
+        "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
+        "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
+        "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$h$'} heads", "proj"),
+        "heads": (10.6, 1.0, f"head$_r$ = Attention($Q_r, K_r, V_r$)\n{_shape(h, n, d_v)}", "score"),
+        "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_h$)\n{_shape(n, width_v)}", "proj"),
+        "out": (19.0, 1.0, f"output\n{_shape(n, d_model)}", "out"),
+    }
+    edges = [
+        ("X", "Q", f"$\\cdot W_Q$: {_shape(d_model, width_qk)}"),
+        ("X", "K", f"$\\cdot W_K$: {_shape(d_model, width_qk)}"),
+        ("X", "V", f"$\\cdot W_V$: {_shape(d_model, width_v)}"),
+        ("Q", "split", f"{_shape(n, width_qk)}"),
+        ("K", "split", f"{_shape(n, width_qk)}"),
+        ("V", "split", f"{_shape(n, width_v)}"),
+        ("split", "heads", f"each head: $Q_r, K_r$ {_shape(n, d_k)},\n$V_r$ {_shape(n, d_v)}"),
+        ("heads", "concat", f"{_shape(h, n, d_v)}"),
+        ("concat", "out", f"$\\cdot W_O$: {_shape(width_v, d_model)}"),
+    ]
+    return _flow_diagram(nodes, edges, (18, 4.2), wide=("heads", "concat"))
+
+
+__all__ += ["path_length_heatmap", "attention_data_flow", "multi_head_data_flow"]
 
 
 # --- chapter 15: which blocks of the score matrix exist ---------------------------------------

@@ -81,7 +81,7 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
     --------
     >>> steps = dot_product_variance_steps(concrete_dims=())
     >>> [str(s.value) for s in steps]
-    ['0', '0', '1', '1', '1', '0', 'd_k', 'a**2', '1']
+    ['0', '0', '1', '1', '1', '0', 'd_k', 'a**2*d_k', '1']
     """
     q = stats.Normal("q_r", 0, 1)
     k = stats.Normal("k_r", 0, 1)
@@ -123,12 +123,22 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
             sp.Sum(var_term, (r, 1, d_k)).doit(),
         )
     )
-    steps.append(DerivationStep("scaling rule Var(aX) = a^2 Var(X), here for X = q_r k_r", Var(a * qs * ks), stats.variance(a * q * k)))
-    scaled = (1 / sp.sqrt(d_k)) ** 2 * sp.Sum(var_term, (r, 1, d_k)).doit()
+    # the scaling rule, applied to the whole sum: sympy.stats computes Var(a X) / Var(X) for a
+    # two-term dot product X, and that factor multiplies the variance d_k of the sum
+    q_pair = [stats.Normal(f"q_{i}", 0, 1) for i in (1, 2)]
+    k_pair = [stats.Normal(f"k_{i}", 0, 1) for i in (1, 2)]
+    two_terms = sp.Add(*[x * y for x, y in zip(q_pair, k_pair)])
+    factor = sp.simplify(stats.variance(a * two_terms) / stats.variance(two_terms))
+    dot = sp.Symbol(r"\mathbf{q}\mathbf{k}^\top")
+    sum_variance = sp.Sum(var_term, (r, 1, d_k)).doit()
+    steps.append(
+        DerivationStep("scaling rule Var(aX) = a^2 Var(X), applied to the whole sum X = q k^T", Var(a * dot), factor * sum_variance)
+    )
+    scaled = factor.subs(a, 1 / sp.sqrt(d_k)) * sum_variance
     steps.append(
         DerivationStep(
             "so dividing by sqrt(d_k) brings the variance back to 1",
-            Var(sp.Symbol(r"\mathbf{q}^\top \mathbf{k}") / sp.sqrt(d_k)),
+            Var(dot / sp.sqrt(d_k)),
             sp.simplify(scaled),
         )
     )

@@ -1,68 +1,68 @@
-"""How long the kernel takes from a slider move to all views updated.
+"""How fast the explorers answer a key press, in chromium: the live front end against the kernel-rendered one.
 
-Run from the repository root:
+Run from the repository root (needs /usr/bin/chromium and the dev environment):
 
-    .venv/bin/python benchmarks/explorer_speed.py            # full run
-    .venv/bin/python benchmarks/explorer_speed.py --quick    # fewer repetitions
+    .venv/bin/python benchmarks/explorer_speed.py                      # full run (>= 60 moves per case)
+    .venv/bin/python benchmarks/explorer_speed.py --moves 20           # quicker
+    .venv/bin/python benchmarks/explorer_speed.py --book _build/html   # page-load-to-live on the built book too
 
-It measures, in one run and on the same machine:
+It measures, in one run on the same machine, with every host but 127.0.0.1 blocked:
 
-* the full explorer (``attnlib.widgets.attention_explorer``) on the running example
-  (3 tokens) and on 8 tokens: the time of ``slider.value = v``, which recomputes
-  attention with attnlib, rebuilds every HTML view and serialises the widget messages
-  to JSON (a comm that encodes every message stands in for the kernel's);
-* the naive approach on the same inputs: clear an ``Output`` and draw a new matplotlib
-  figure of the same seven matrices, rendered to PNG as the inline backend does;
-* a burst: 30 slider events arriving in one event-loop turn (a fast drag), with
-  coalescing on (the default in a kernel) and off.
+* **static page**: the web book's host (``host.js``) with the explorers' real text/html output
+  (``attnlib.widgets.attention_explorer`` on the running example, 3 tokens, and on 8 tokens);
+* **JupyterLab**: the same explorers as anywidgets in a notebook on a real JupyterLab server;
+* **today's explorer**: the previous kernel-rendered implementation (``attnlib/widgets.py`` at
+  commit ``dedbc77``, taken from git into a temporary folder, never imported by the package),
+  in the same JupyterLab: every key press goes to the kernel, which recomputes and re-sends the HTML.
 
-The goal is a median of at most 16 ms (one frame at 60 Hz) for the full explorer.
-This is a measurement script, not a test: it prints figures and never fails on them.
+For each case: the time from the ``keydown`` of an arrow key on the W_Q[1,1] slider to the
+views updated in the DOM (a ``MutationObserver`` on the views; ``performance.now()`` on both
+ends), median and 95th percentile over the moves, a back-and-forth drag one step at a time
+(each move waits for the previous one to be drawn). It also reports the bytes of the
+front-end files and the time from navigation start to the first live explorer
+(``performance.mark("attnlib-first-live")`` in host.js).
+
+The goal of issue 10: median <= 4 ms and p95 <= 16 ms (one frame at 60 Hz) on the static page
+and in JupyterLab, <= 60 KB for all modules together. This script prints figures and writes
+``test-artifacts/explorer-speed.json``; it never fails on them.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import base64
-import contextlib
-import io
 import json
-import os
 import platform
+import re
 import statistics
+import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-os.environ.setdefault("MPLBACKEND", "Agg")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import comm  # noqa: E402
-import ipywidgets as widgets  # noqa: E402
-import matplotlib  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
-from comm.base_comm import BaseComm  # noqa: E402
+from web_support import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, browser_context, jupyterlab, serve  # noqa: E402
 
-import attnlib  # noqa: E402
-from attnlib import widgets as aw  # noqa: E402
-from attnlib.plots import heatmap  # noqa: E402
+from attnlib import widgets  # noqa: E402
+from attnlib.explorers import frontend  # noqa: E402
 
+OLD_COMMIT = "dedbc77"
+OLD_MODULE = "attnlib_widgets_dedbc77"
 
-class JsonComm(BaseComm):
-    """A comm that JSON-encodes every message it would send, as the kernel's does, and counts the bytes."""
-
-    sent_bytes = 0
-    messages = 0
-
-    def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys):  # noqa: D102
-        payload = json.dumps({"msg_type": msg_type, "data": data, "metadata": metadata}, default=str)
-        JsonComm.sent_bytes += len(payload) + sum(len(b) for b in buffers or [])
-        JsonComm.messages += 1
-
-
-comm.create_comm = JsonComm
+# JavaScript: watch one slider and one views element; record keydown -> first DOM change of the views
+INSTALL_JS = """([slider, views]) => {
+  const s = document.querySelector(slider), v = document.querySelector(views);
+  if (!s || !v) return `missing ${!s ? slider : views}`;
+  const bench = window.__bench = {t0: null, times: []};
+  window.addEventListener('keydown', (e) => { if (e.target === s || s.contains(e.target)) bench.t0 = performance.now(); }, true);
+  new MutationObserver(() => {
+    if (bench.t0 !== null) { bench.times.push(performance.now() - bench.t0); bench.t0 = null; }
+  }).observe(v, {subtree: true, childList: true, characterData: true, attributes: true});
+  return '';
+}"""
 
 
 def eight_tokens() -> tuple[np.ndarray, list[str]]:
@@ -70,161 +70,191 @@ def eight_tokens() -> tuple[np.ndarray, list[str]]:
     return X, [f"t{i + 1}" for i in range(8)]
 
 
-def slider_values(n: int) -> list[float]:
-    """A back-and-forth drag over W_Q[1,1] in slider steps: every move changes the value."""
-    pattern = [round(1.0 + 0.05 * k, 2) for k in range(1, 11)] + [round(1.5 - 0.05 * k, 2) for k in range(1, 11)]
-    return [pattern[i % len(pattern)] for i in range(n)]
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
 
 
-def time_explorer(X: np.ndarray | None, tokens, n: int) -> list[float]:
-    ex = aw.attention_explorer(X, tokens)
-    slider = ex.sliders["W_Q"][0][0]
+def summary(times: list[float]) -> dict:
+    return {"moves": len(times), "median_ms": round(statistics.median(times), 3), "p95_ms": round(percentile(times, 95), 3)}
+
+
+def drag(page, slider: str, views: str, moves: int, focus: str | None = None) -> list[float]:
+    """Press arrow keys on the slider (10 right, 10 left, ...), each after the previous move was drawn."""
+    problem = page.evaluate(INSTALL_JS, [slider, views])
+    assert not problem, problem
+    page.locator(focus or slider).first.focus()
+    for k in range(moves + 2):
+        key = "ArrowRight" if (k // 10) % 2 == 0 else "ArrowLeft"
+        page.keyboard.press(key)
+        page.wait_for_function("(n) => window.__bench.times.length >= n", arg=k + 1, timeout=30_000)
+    return page.evaluate("() => window.__bench.times")[2:]  # the first two warm up
+
+
+# ---------------------------------------------------------------------------------------------
+# the static page
+
+
+def static_site(folder: Path) -> Path:
+    """A page with the two explorers' text/html (what the web book embeds) and the front-end files."""
+    X8, t8 = eight_tokens()
+    parts = []
+    for ex in (widgets.attention_explorer(), widgets.attention_explorer(X8, t8)):
+        bundle = ex._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        parts.append(data["text/html"])
+    frontend.write_modules(folder / "_explorers")
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>explorer speed</title></head>'
+        f'<body><main style="max-width:900px">{"".join(parts)}</main>'
+        '<script type="module" src="_explorers/host.js"></script></body></html>'
+    )
+    (folder / "index.html").write_text(page)
+    return folder
+
+
+def measure_static(context, base: str, moves: int) -> dict:
+    page = context.new_page()
+    page.goto(base + "index.html")
+    page.wait_for_function("() => document.querySelectorAll('.attnlib-mounted').length === 2")
+    out = {}
+    for index, label in ((1, "3 tokens"), (2, "8 tokens")):
+        root = f"div.attnlib-explorer:nth-of-type({index}) .attnlib-live"
+        out[label] = summary(drag(page, f"{root} input.attnlib-W_Q-0-0", f"{root} .attnlib-views", moves))
+    page.close()
+    return out
+
+
+def page_load_to_live(context, url: str, loads: int = 5) -> dict:
     times = []
-    JsonComm.sent_bytes = JsonComm.messages = 0  # count the moves' messages, not the widgets' creation
-    for v in slider_values(n):
-        before = ex.renders
-        t0 = time.perf_counter()
-        slider.value = v
-        times.append(time.perf_counter() - t0)
-        assert ex.renders == before + 1, "the views were not re-rendered"
-    expected = attnlib.self_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V).weights
-    assert np.array_equal(ex.result.weights, expected)
-    return times
+    for _ in range(loads):
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_function("() => performance.getEntriesByName('attnlib-first-live').length > 0", timeout=30_000)
+        times.append(page.evaluate("() => performance.getEntriesByName('attnlib-first-live')[0].startTime"))
+        page.close()
+    return {"loads": loads, "median_ms": round(statistics.median(times), 1), "max_ms": round(max(times), 1)}
 
 
-def naive_figure(result: attnlib.AttentionResult, tokens) -> bytes:
-    toks = list(tokens)
-    dims = [f"d{j + 1}" for j in range(result.Q.shape[1])]
-    fig, axes = plt.subplots(1, 7, figsize=(22, 3.2), layout="constrained")
-    panels = [
-        (result.Q, toks, dims, "Q"),
-        (result.K, toks, dims, "K"),
-        (result.V, toks, dims, "V"),
-        (result.scores, toks, toks, "scores"),
-        (result.scaled, toks, toks, "scaled"),
-        (result.weights, toks, toks, "weights"),
-        (result.output, toks, dims, "output"),
+# ---------------------------------------------------------------------------------------------
+# JupyterLab: the new explorers and today's (kernel-rendered) explorer in one notebook
+
+
+def old_widgets(folder: Path) -> Path:
+    """``attnlib/widgets.py`` of commit dedbc77 as a stand-alone module (relative imports made absolute)."""
+    show = ["git", "show", f"{OLD_COMMIT}:attnlib/widgets.py"]
+    source = subprocess.run(show, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    source = re.sub(r"^from \.(\w+) import", r"from attnlib.\1 import", source, flags=re.MULTILINE)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{OLD_MODULE}.py").write_text(source)
+    return folder
+
+
+def bench_notebook(path: Path, old_dir: Path) -> None:
+    X8, t8 = eight_tokens()
+    cells = [
+        f"import sys\nsys.path.insert(0, {str(old_dir)!r})\nimport numpy as np\nimport {OLD_MODULE} as old\n"
+        f"from attnlib.widgets import attention_explorer\nX8 = np.array({X8.tolist()})\nt8 = {t8}",
+        "attention_explorer()",
+        "attention_explorer(X8, t8)",
+        "old.attention_explorer()",
+        "old.attention_explorer(X8, t8)",
     ]
-    for ax, (M, rows, cols, title) in zip(axes, panels):
-        heatmap(M, rows, cols, ax=ax, title=title)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=72)  # what the inline backend sends on display
-    plt.close(fig)
-    return buf.getvalue()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
 
 
-def time_naive(X: np.ndarray | None, tokens, n: int) -> list[float]:
-    """clear_output + a new matplotlib figure per move, shown through an Output widget."""
-    x = attnlib.running_example() if X is None else X
-    tokens = attnlib.TOKENS if tokens is None else tokens
-    slider = widgets.FloatSlider(value=1.0, min=-2, max=2, step=0.05)
-    out = widgets.Output()
-    eye = np.eye(x.shape[1])
-
-    def on_move(change):
-        W_Q = eye.copy()
-        W_Q[0, 0] = change["new"]
-        with contextlib.redirect_stdout(io.StringIO()):  # outside a kernel clear_output prints an ANSI clear
-            out.clear_output(wait=True)
-        png = naive_figure(attnlib.self_attention(x, W_Q, eye, eye), tokens)
-        out.outputs = ({"output_type": "display_data", "data": {"image/png": base64.b64encode(png).decode()}, "metadata": {}},)
-
-    slider.observe(on_move, "value")
-    times = []
-    for v in slider_values(n):
-        t0 = time.perf_counter()
-        slider.value = v
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def time_burst(X, tokens, coalesce: bool, bursts: int, size: int = 30) -> tuple[list[float], int]:
-    ex = aw.AttentionExplorer(X, tokens, coalesce=coalesce)
-    slider = ex.sliders["W_Q"][0][0]
-    values = slider_values(size * bursts + 1)
-
-    async def run() -> tuple[list[float], int]:
-        times = []
-        start_renders = ex.renders
-        for b in range(bursts):
-            t0 = time.perf_counter()
-            for v in values[b * size : (b + 1) * size]:
-                slider.value = v
-            await asyncio.sleep(0)  # the loop gets a turn: the pending render runs
-            times.append(time.perf_counter() - t0)
-        return times, ex.renders - start_renders
-
-    times, renders = asyncio.run(run())
-    expected = attnlib.self_attention(ex.X, ex.W_Q, ex.W_K, ex.W_V).weights
-    assert np.array_equal(ex.result.weights, expected)
-    return times, renders
+def measure_lab(context, base: str, token: str, moves: int) -> dict:
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{base}/lab/tree/bench.ipynb?reset&token={token}")
+    page.wait_for_function(KERNEL_IDLE_JS)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 2"
+                           " && document.querySelectorAll('.attnlib-explorer .widget-html-content table[data-view=weights]').length === 2")
+    page.wait_for_function(ALL_CELLS_RAN_JS)
+    out = {"new": {}, "old": {}}
+    for index, label in ((0, "3 tokens"), (1, "8 tokens")):
+        page.evaluate("(i) => { document.querySelectorAll('.attnlib-live')[i].id = 'bench-new-' + i; }", index)
+        root = f"#bench-new-{index}"
+        out["new"][label] = summary(drag(page, f"{root} input.attnlib-W_Q-0-0", f"{root} .attnlib-views", moves))
+    for index, label in ((0, "3 tokens"), (1, "8 tokens")):
+        page.evaluate(
+            """(i) => { const box = document.querySelectorAll('.attnlib-explorer')[i]; box.id = 'bench-old-' + i;
+                       box.querySelector('table[data-view=output]').closest('.widget-html-content').id = 'bench-old-out-' + i; }""",
+            index,
+        )
+        root = f"#bench-old-{index}"
+        out["old"][label] = summary(
+            drag(page, f"{root} .attnlib-W_Q-0-0", f"#bench-old-out-{index}", moves, focus=f"{root} .attnlib-W_Q-0-0 .noUi-handle")
+        )
+    page.close()
+    return out
 
 
-def ms(values: list[float]) -> tuple[float, float]:
-    arr = np.array(values) * 1000.0
-    return float(np.median(arr)), float(np.percentile(arr, 95))
+# ---------------------------------------------------------------------------------------------
 
 
-def focused(n: int) -> list[tuple[str, float, float]]:
-    rows = []
-    cases = [
-        ("value_projection_explorer", aw.value_projection_explorer, lambda e, v: setattr(e.sliders["W_V"][1][0], "value", v)),
-        ("mask_explorer", aw.mask_explorer, lambda e, v: setattr(e.mask_cells[0][1], "value", int(v * 20) % 2 == 0)),
-        ("scaling_explorer", aw.scaling_explorer, lambda e, v: setattr(e, "d_k", [64, 128][int(v * 20) % 2])),
-        ("scale_comparison_explorer", aw.scale_comparison_explorer, lambda e, v: setattr(e, "length", v)),
-        ("head_count_explorer", aw.head_count_explorer, lambda e, v: setattr(e, "n_heads", [2, 4][int(v * 20) % 2])),
-        ("positional_explorer", aw.positional_explorer, lambda e, v: setattr(e, "position", int(v * 20) % 12)),
-    ]
-    for name, make, move in cases:
-        ex = make()
-        times = []
-        for v in slider_values(n):
-            t0 = time.perf_counter()
-            move(ex, v)
-            times.append(time.perf_counter() - t0)
-        rows.append((name, *ms(times)))
-    return rows
+def module_bytes() -> dict:
+    files = {name: (frontend.STATIC / name).stat().st_size for name in frontend.module_files()}
+    composed = {kind: len(frontend.module_source(kind).encode()) for kind in frontend.KINDS}
+    return {"files": files, "all_files_bytes": sum(files.values()), "composed_module_bytes": composed}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--moves", type=int, default=60, help="key presses per case (default 60)")
+    parser.add_argument("--book", type=Path, default=None, help="a built book (e.g. _build/html): page load to live on its pages")
+    parser.add_argument("--no-lab", action="store_true", help="skip JupyterLab (static page only)")
     args = parser.parse_args()
-    n_fast, n_naive, n_bursts = (40, 6, 5) if args.quick else (300, 30, 20)
-    matplotlib.use("Agg")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, ipywidgets {widgets.__version__}, {os.cpu_count()} CPU(s)")
-    try:
-        print(f"load average: {os.getloadavg()[0]:.2f}")
-    except OSError:
-        pass
-    X8, t8 = eight_tokens()
-    # warm up (matplotlib fonts, the colour table)
-    time_explorer(None, None, 5)
-    time_naive(None, None, 2)
-    print()
-    print(f"{'case':<34}{'median ms':>11}{'p95 ms':>10}{'naive median':>14}{'naive p95':>11}{'ratio':>9}")
-    results = {}
-    for label, X, toks in (("full explorer, 3 tokens", None, None), ("full explorer, 8 tokens", X8, t8)):
-        fast = time_explorer(X, toks, n_fast)
-        per_move, msgs = JsonComm.sent_bytes / n_fast, JsonComm.messages / n_fast
-        naive = time_naive(X, toks, n_naive)
-        (fm, fp), (nm, np95) = ms(fast), ms(naive)
-        results[label] = (fm, fp, nm, np95)
-        print(f"{label:<34}{fm:>11.2f}{fp:>10.2f}{nm:>14.1f}{np95:>11.1f}{nm / fm:>8.0f}x")
-        print(f"  ({msgs:.0f} messages, {per_move / 1024:.1f} KiB per move, goal: median <= 16 ms, {'met' if fm <= 16 else 'NOT met'})")
-    print()
-    for label, X, toks in (("3 tokens", None, None), ("8 tokens", X8, t8)):
-        on, renders_on = time_burst(X, toks, True, n_bursts)
-        off, renders_off = time_burst(X, toks, False, n_bursts)
-        print(
-            f"burst of 30 events, {label}: coalesced {ms(on)[0]:.2f} ms median per burst ({renders_on / n_bursts:.0f} render per burst), "
-            f"uncoalesced {ms(off)[0]:.2f} ms ({renders_off / n_bursts:.0f} renders per burst)"
-        )
-    print()
-    print(f"{'focused explorer':<34}{'median ms':>11}{'p95 ms':>10}")
-    for name, m, p in focused(max(20, n_fast // 3)):
-        print(f"{name:<34}{m:>11.2f}{p:>10.2f}")
-    print(f"\nmedian over all full-explorer cases: {statistics.median(v[0] for v in results.values()):.2f} ms")
+    report: dict = {"python": platform.python_version(), "machine": platform.machine(), "moves": args.moves, "bytes": module_bytes()}
+    with tempfile.TemporaryDirectory(prefix="explorer-speed-") as tmp:
+        tmp = Path(tmp)
+        site = static_site(tmp / "site")
+        with browser_context(tmp / "profile", viewport={"width": 1280, "height": 800}) as (context, blocker):
+            with serve(site) as base:
+                report["static"] = measure_static(context, base, args.moves)
+                report["load_to_live_ms"] = {"benchmark page": page_load_to_live(context, base + "index.html")}
+            if args.book:
+                with serve(args.book) as base:
+                    chapters = sorted(p.relative_to(args.book).as_posix() for p in args.book.glob("chapters/*.html"))
+                    for page in chapters:
+                        if 'class="attnlib-explorer"' in (args.book / page).read_text():
+                            report["load_to_live_ms"][page] = page_load_to_live(context, base + page, loads=3)
+            if not args.no_lab:
+                root = tmp / "lab-root"
+                root.mkdir()
+                bench_notebook(root / "bench.ipynb", old_widgets(tmp / "old"))
+                with jupyterlab(root, tmp / "lab-home") as (lab_base, token):
+                    report["jupyterlab"] = measure_lab(context, lab_base, token, args.moves)
+            report["blocked_requests"] = blocker.blocked
+    print_report(report)
+    out = ROOT / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "explorer-speed.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"\nwritten to {out / 'explorer-speed.json'}")
+
+
+def print_report(report: dict) -> None:
+    print(f"Key press on W_Q[1,1] -> views updated in the DOM, chromium, {report['moves']} moves per case (ms)")
+    print(f"{'case':<44}{'median':>9}{'p95':>9}{'ratio old/new (median)':>26}")
+    lab = report.get("jupyterlab", {})
+    for label in ("3 tokens", "8 tokens"):
+        old = lab.get("old", {}).get(label)
+        rows = [("static page (host.js, no kernel)", report["static"][label])]
+        if lab:
+            rows.append(("JupyterLab (anywidget, same module)", lab["new"][label]))
+            rows.append(("today's explorer (kernel-rendered, dedbc77)", old))
+        for name, r in rows:
+            ratio = f"{old['median_ms'] / r['median_ms']:.0f}x" if old and r is not old else ""
+            print(f"{name + ', ' + label:<44}{r['median_ms']:>9.2f}{r['p95_ms']:>9.2f}{ratio:>26}")
+    b = report["bytes"]
+    print(f"\nfront-end files served by the web book: {b['all_files_bytes']} bytes ({b['all_files_bytes'] / 1024:.1f} KiB), unminified")
+    print("composed anywidget module per kind (bytes): " + ", ".join(f"{k} {v}" for k, v in b["composed_module_bytes"].items()))
+    for page, r in report["load_to_live_ms"].items():
+        print(f"navigation start -> first live explorer, {page}: median {r['median_ms']} ms (max {r['max_ms']} ms, {r['loads']} loads)")
+    if report["blocked_requests"]:
+        print(f"requests to other hosts (blocked): {report['blocked_requests'][:5]}")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,35 @@ def execute_notebook(path: Path, timeout: int = 60):
     return nb, time.perf_counter() - start
 
 
+def output_text(nb) -> str:
+    """Everything a notebook's executed cells showed: streams, text, HTML, Markdown and LaTeX."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                parts.append(out["text"])
+            for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
+                if mime in out.get("data", {}):
+                    parts.append(out["data"][mime])
+    return "\n".join(parts)
+
+
+@pytest.fixture(scope="session")
+def executed():
+    """``executed(path)`` runs a chapter once per session and returns ``(notebook, seconds)``.
+
+    Shared by every test that reads executed chapters (outputs, figures, prose numbers).
+    """
+    cache: dict[str, tuple[object, float]] = {}
+
+    def run(path: Path):
+        if path.stem not in cache:
+            cache[path.stem] = execute_notebook(path, timeout=60)
+        return cache[path.stem]
+
+    return run
+
+
 @dataclass
 class BuiltBook:
     html: Path

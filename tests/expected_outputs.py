@@ -17,6 +17,8 @@ EXPECTED: dict[str, list[str]] = {
         "difference of the two sides, d_model=2, d_k=1: 0",
         "d_model=12, d_k=6: 864 monomials, difference = 0, identity holds: True",
         "equal up to floating-point rounding: True",
+        "d_model = 512, d_k = 300: A has 262,144 entries, W_Q and W_K have 307,200; factoring saves: False",
+        "d_model = 512, d_k = 64: A has 262,144 entries, W_Q and W_K have 65,536; factoring saves: True",
     ],
     "03-queries-keys-values": [
         "W_Q: (2, 3)",
@@ -37,6 +39,7 @@ EXPECTED: dict[str, list[str]] = {
         "weights of token 1 to 6 places: [0.455527 0.224606 0.319866]",
         "sum over j:           [0.6155 0.3845]",
         "[[0.5065 0.1863 0.3072]",
+        "[[0.4555 0.2246 0.3199]",
     ],
     "05-scaling": [
         "sympy: Var(q.k) = d_k",
@@ -47,6 +50,8 @@ EXPECTED: dict[str, list[str]] = {
         "sqrt(d_k) = 1.4142",
         "1 / 1.4142 = 0.7071",
         "0.5 / 1.4142 = 0.3536",
+        "20,000 query/key pairs per d_k",
+        "entries of |J| at c = 1: from 0.06 to 0.25",
     ],
     "06-walkthrough": [
         "S[1,3] = q1 . k3 = 1*0.5 + 0*0.5 = 0.5",
@@ -78,6 +83,7 @@ EXPECTED: dict[str, list[str]] = {
         "d_k = 64: sqrt(d_k) = 8.0; largest weight 0.8780 unscaled vs 0.3296 scaled",
         "d_k = 128: sqrt(d_k) = 11.3; largest weight 0.9091 unscaled vs 0.3119 scaled",
         " 512 |         0.9503 |       0.3232 |",
+        "scaled scores of row 1 = [0.7071, 0.0000, 0.3536] (each score times 1/sqrt(2) = 0.7071)",
     ],
     "08-multi-head": [
         "d_model = 512, h =  8: 1,048,576 parameters (sympy: 1048576)",
@@ -87,6 +93,7 @@ EXPECTED: dict[str, list[str]] = {
         "  query x2: [0.1863, 0.5065, 0.3072]",
         "single head, query x1: [0.4555, 0.2246, 0.3199]",
         "per-block weights match: True",
+        "A_1: (512, 512)  rank: 64",
     ],
     "09-self-cross-masked": [
         "masked row 2 (exact, 4 decimals): [0.3302, 0.6698, 0.0000]",
@@ -105,6 +112,12 @@ EXPECTED: dict[str, list[str]] = {
         "S_31 after scaling by sqrt(2): 0.3536",
         "attention steps from x1 to x3: 1",
         "n =  16: longest RNN path  15, longest self-attention path 1",
+        "left-to-right RNN: pairs with no path back: 28 of 28",
+        "  self-attention                 1,280,000          1        1",
+        "  recurrent                     13,107,200         50       49",
+        "  self-attention cheaper per layer than recurrent: True (n < d: True)",
+        "  recurrent                  1,073,741,824      4,096    4,095",
+        "  self-attention cheaper per layer than recurrent: False (n < d: False)",
     ],
     "11-positional-information": [
         "(0.0000, 1.0000)",
@@ -117,6 +130,8 @@ EXPECTED: dict[str, list[str]] = {
         "does R contain t? False",
         "is R orthogonal (R^T R = I)? True",
         "PE(17)·PE(22) = 6.1370",
+        "  PE(0) A PE(5)^T = -0.9174   (random A)",
+        "  PE(17) A PE(22)^T = 13.1654   (random A)",
     ],
     "12-one-story": [
         "[[0.4555 0.2246 0.3199]",
@@ -165,3 +180,14 @@ EXPECTED: dict[str, list[str]] = {
         "PASS two_block_normaliser: all 6 checks passed.",
     ],
 }
+
+#: The cheat sheet (chapters/cheatsheet.ipynb, not a numbered chapter): its computed summary.
+CHEAT_SHEET: list[str] = [
+    "shapes: X 3x2, Q 3x2, S 3x3, A 3x3, O 3x2;  sqrt(d_k) = 1.4142",
+    "x1    [0.7071, 0.0000, 0.3536]  [0.4555, 0.2246, 0.3199]  [0.6155, 0.3845]",
+    "x3    [0.3536, 0.3536, 0.3536]  [0.3333, 0.3333, 0.3333]  [0.5000, 0.5000]",
+    "  [1.0000, 0.0000, 0.0000]  [0.3302, 0.6698, 0.0000]  [0.3333, 0.3333, 0.3333]",
+    "sympy: Var(q k^T) = d_k   Var(q k^T / sqrt(d_k)) = 1",
+    "parameters: P = 4*d_model**2   depends on h: False",
+    "  d_model = 512, h = 8: 1,048,576, d_model = 768, h = 12: 2,359,296",
+]

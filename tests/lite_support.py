@@ -35,8 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NPM_PYODIDE = ROOT / "node_modules" / "pyodide"
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
-#: what the kernel installs before it can run a cell (the Pyodide kernel worker's start-up)
-KERNEL_NEEDS = ("micropip", "jedi", "ipython")
+#: what the kernel installs before it can run a cell (the Pyodide kernel worker's start-up), and
+#: typing-extensions, which the book preloads for anywidget and psygnal
+KERNEL_NEEDS = ("micropip", "jedi", "ipython", "typing-extensions")
 #: Pyodide builds that only the CDN has
 CDN_ONLY = ("numpy", "matplotlib", "sympy")
 WHEEL_CACHE = ROOT / "test-artifacts" / "lite-wheels"

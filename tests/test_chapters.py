@@ -2,44 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import nbformat
 import pytest
-from conftest import chapter_notebooks, execute_notebook
-from expected_outputs import EXPECTED
+from conftest import CHAPTERS, chapter_notebooks, output_text
+from expected_outputs import CHEAT_SHEET, EXPECTED
 
 NOTEBOOKS = chapter_notebooks()
 MAX_SECONDS = 60
-#: Chapters whose prose is checked number by number: every decimal in their Markdown cells must appear
-#: in their executed outputs (so no number in the text is typed by hand).
-DECIMALS_CHECKED = {"15-long-sequences"}
-DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*\.\d+(?!\d|\.\d)")
-NOT_A_NUMBER = re.compile(r"Exercise \d+\.\d+")
-
-
-def output_text(nb) -> str:
-    parts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if "text" in out:
-                parts.append(out["text"])
-            for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
-                if mime in out.get("data", {}):
-                    parts.append(out["data"][mime])
-    return "\n".join(parts)
-
-
-@pytest.fixture(scope="module")
-def executed():
-    cache: dict[str, tuple[object, float]] = {}
-
-    def run(path):
-        if path.stem not in cache:
-            cache[path.stem] = execute_notebook(path, timeout=MAX_SECONDS)
-        return cache[path.stem]
-
-    return run
 
 
 def test_there_are_chapters():
@@ -75,12 +44,12 @@ def test_every_figure_has_alt_text_or_caption(path, executed):
             assert alt, f"{path.name} cell {i} shows a figure without alt text or caption"
 
 
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.stem in DECIMALS_CHECKED], ids=lambda p: p.stem)
-def test_every_decimal_in_the_text_is_printed(path, executed):
-    nb, _ = executed(path)
+def test_cheat_sheet_runs_and_shows_the_summary(executed):
+    path = CHAPTERS / "cheatsheet.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    nb, seconds = executed(path)
+    assert seconds < MAX_SECONDS
     text = output_text(nb)
-    prose = "\n".join(NOT_A_NUMBER.sub("", c.source) for c in nb.cells if c.cell_type == "markdown")
-    decimals = set(DECIMAL.findall(prose))
-    assert decimals, f"{path.name}: no decimals found in the text (is the pattern right?)"
-    missing = sorted(d for d in decimals if d not in text)
-    assert not missing, f"{path.name}: the text states {missing}, which no code cell prints"
+    missing = [s for s in CHEAT_SHEET if s not in text]
+    assert not missing, f"the cheat sheet's outputs lack {missing}"

@@ -396,6 +396,16 @@ def b_token_vectors(draw):
     return {"X": draw(real_array((n, 2))), "extra": {"o": draw(real_array((2,)))}}
 
 
+def b_path_heatmap(draw):
+    n = draw(st.integers(1, 5))
+    kind = draw(st.sampled_from(["rnn", "rnn_left_to_right", "attention"]))
+    return {"matrix": paths.path_length_matrix(n, kind), "labels": [f"x{i + 1}" for i in range(n)]}
+
+
+def b_layer_comparison(draw):
+    return {"n": draw(integer(1, 10**9)), "d": draw(integer(1, 10**6)), "kernel": draw(integer(2, 9))}
+
+
 def b_scalar(name, strategy):
     def build(draw):
         return {name: draw(strategy)}
@@ -463,6 +473,12 @@ SPECS = [
      100, ()),
     ("plots.is_masked", plots.is_masked, lambda d: {"value": d(st.one_of(st.floats(), st.sampled_from(ODD)))}, 50, ()),
     ("plots.readable_text_colour", plots.readable_text_colour, b_rgba, 75, ()),
+    ("plots.colour_table", plots.colour_table, b_ints("n", high=300), 25, ()),
+    ("plots.path_length_heatmap", plots.path_length_heatmap, b_path_heatmap, 30, ()),
+    ("plots.attention_data_flow", plots.attention_data_flow, b_ints("n", "d_model", "d_k", "d_v", high=600), 5, ()),
+    ("plots.multi_head_data_flow", plots.multi_head_data_flow, b_ints("n", "d_model", "h", "d_k", "d_v", high=600), 5, ()),
+    ("compatibility.bilinear_parameter_counts", compatibility.bilinear_parameter_counts, b_ints("d_model", "d_k", high=10**30), 50, ()),
+    ("paths.layer_comparison", paths.layer_comparison, b_layer_comparison, 50, ()),
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
 ]

@@ -75,11 +75,13 @@ def test_lite_site_ships_the_attnlib_wheel_built_from_this_repository(lite):
 
 def test_attnlib_and_its_needs_are_preloaded_by_the_pyodide_kernel(lite, kernel_settings):
     preload = kernel_settings["loadPyodideOptions"]["packages"]
-    for name in ("numpy", "matplotlib", "sympy"):
+    # typing-extensions (a Pyodide package): anywidget and psygnal import it, and a wheel's own needs are not resolved
+    for name in ("numpy", "matplotlib", "sympy", "typing-extensions"):
         assert name in preload, f"{name} is not preloaded"
     workers = sorted((lite / WORKER_DIR).glob("*.worker.*.js"))
     assert workers, "the Pyodide kernel's worker scripts are not where the preload addresses assume"
-    for name in ("attnlib", "ipywidgets"):
+    # the explorers are anywidgets: anywidget and its psygnal (pure-Python wheels) come with ipywidgets
+    for name in ("attnlib", "ipywidgets", "anywidget", "psygnal"):
         urls = [p for p in preload if PurePosixPath(p).name.startswith(f"{name}-")]
         assert len(urls) == 1, f"{name} is not preloaded: {preload}"
         # Pyodide fetches the address relative to the worker script that runs the kernel
@@ -87,6 +89,25 @@ def test_attnlib_and_its_needs_are_preloaded_by_the_pyodide_kernel(lite, kernel_
         assert target.is_file(), f"{urls[0]} from the worker's folder is not a file of the site"
         assert target.parent == (lite / "pypi").resolve()
     assert any(url.startswith("./pypi/all.json") for url in kernel_settings["pipliteUrls"]), "the site's wheel index is not registered"
+
+
+def test_lite_site_carries_the_anywidget_front_end(lite):
+    """anywidget's JupyterLab extension is in the site and registered, so the explorers render in JupyterLite."""
+    import importlib.metadata
+
+    config = json.loads((lite / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    extensions = {e["name"]: e for e in config.get("federated_extensions", [])}
+    assert "anywidget" in extensions, f"anywidget's front end is not registered: {sorted(extensions)}"
+    package = json.loads((lite / "extensions" / "anywidget" / "package.json").read_text())
+    assert package["version"] == importlib.metadata.version("anywidget")
+    entry = lite / "extensions" / "anywidget" / extensions["anywidget"]["load"]
+    assert entry.is_file(), f"{entry} is missing"
+    assert "@jupyter-widgets/jupyterlab-manager" in extensions, "the widget manager is not in the lite site"
+    wheel = next((lite / "pypi").glob("attnlib-*.whl"))
+    with zipfile.ZipFile(wheel) as whl:
+        names = set(whl.namelist())
+    for part in ("compute.js", "ui.js", "attention.js", "explorer.css"):
+        assert f"attnlib/explorers/static/{part}" in names, f"{part} is not in the attnlib wheel"
 
 
 class _Links(HTMLParser):

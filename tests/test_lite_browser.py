@@ -8,10 +8,15 @@ What runs: JupyterLab (lite) opens ``chapters/01-running-example.ipynb``, the
 Pyodide 314.0.6 runtime (npm ``pyodide``) starts in the kernel's worker,
 the kernel installs its own start-up packages, the book's preloaded attnlib and
 ipywidgets wheels are installed from the site without ``%pip``, a pure-Python
-cell typed into the notebook runs, and an ipywidgets slider renders live.
+cell typed into the notebook runs, an ipywidgets slider renders live, and
+attnlib's own front-end module of the scaling explorer, loaded from the
+preloaded wheel's files, runs as an anywidget (anywidget, psygnal and
+typing-extensions preloaded, anywidget's lab extension in the site): a key
+press on its d_k slider recomputes the weights in the page.
 
 What does not run here: anything that imports numpy, matplotlib or sympy,
-including ``import attnlib`` itself. Their browser builds come from the Pyodide
+including ``import attnlib`` itself, so none of the book's explorers with
+attnlib's own Python model can run here. Their browser builds come from the Pyodide
 CDN when a reader opens the page, and neither the CDN nor a browser build of
 numpy or matplotlib on PyPI is reachable from this machine
 (see tests/lite_support.py for exactly what the copy changes).
@@ -40,6 +45,21 @@ CELL = (
     "m.version('attnlib'), m.version('ipywidgets'))"
 )
 WIDGET_CELL = "import ipywidgets\nipywidgets.IntSlider(value=3, min=0, max=9, description='k')"
+# attnlib's own front-end module for the scaling explorer, as an anywidget, without importing attnlib
+# (its package imports numpy, which cannot load offline): frontend.py is loaded from the installed wheel's
+# files, and the explorer's data is a small hand-made sample instead of attnlib's seeded one.
+ANYWIDGET_CELL = (
+    "import importlib.util as u, anywidget, traitlets\n"
+    "spec = u.spec_from_file_location('fe', u.find_spec('attnlib').submodule_search_locations[0] + '/explorers/frontend.py')\n"
+    "fe = u.module_from_spec(spec); spec.loader.exec_module(fe)\n"
+    "look = {'lut': ['#00224e'] * 128 + ['#fee838'] * 128, 'text': ['white'] * 128 + ['black'] * 128, 'decimals': 4}\n"
+    "sample = {'raw_scores': [2.0, 0.0, 1.0, -1.0, 0.5, 0.0], 'spread_raw': 1.0, 'spread_scaled': 1.0}\n"
+    "Live = type('Live', (anywidget.AnyWidget,), {'_esm': fe.module_source('scaling'), '_css': fe.css_source(), "
+    "'kind': traitlets.Unicode('scaling').tag(sync=True), 'look': traitlets.Dict(look).tag(sync=True), "
+    "'dk': traitlets.Int(1).tag(sync=True), 'dk_choices': traitlets.List([1, 4]).tag(sync=True), "
+    "'samples': traitlets.Dict({'1': sample, '4': sample}).tag(sync=True)})\n"
+    "live = Live()\nlive"
+)
 
 
 def _title() -> str:
@@ -59,12 +79,12 @@ def _poll(read, done, seconds: float = 30.0) -> str:
 
 
 @pytest.fixture(scope="session")
-def lite_run(built_book, tmp_path_factory) -> dict:
+def lite_run(web_html, tmp_path_factory) -> dict:
     require_chromium()
     from playwright.sync_api import sync_playwright
 
     site = tmp_path_factory.mktemp("lite-offline") / "lite"
-    summary = offline_lite_site(built_book.html / "lite", site)
+    summary = offline_lite_site(web_html / "lite", site)
     stack = ExitStack()
     base = stack.enter_context(serve(site))
     blocked: list[str] = []
@@ -113,6 +133,31 @@ def lite_run(built_book, tmp_path_factory) -> dict:
                 page.keyboard.press("Shift+Enter")
                 slider = page.wait_for_selector(".jp-Notebook .jp-Cell >> nth=1 >> .widget-slider", timeout=120_000)
                 result["slider"] = slider.inner_text()
+                # the explorers' front end: anywidget's lab extension loads attnlib's module, which draws the panel
+                page.click(".jp-Notebook .jp-Cell .jp-InputPrompt >> nth=1")
+                page.keyboard.press("Escape")
+                page.keyboard.press("b")
+                page.keyboard.press("Enter")
+                page.keyboard.type(ANYWIDGET_CELL)
+                page.keyboard.press("Shift+Enter")
+                try:
+                    panel = page.wait_for_selector(".jp-Notebook .attnlib-live .attnlib-panel", timeout=120_000)
+                except Exception:
+                    cell = page.locator(".jp-Notebook .jp-Cell >> nth=2")
+                    shot = Path(__file__).resolve().parent.parent / "test-artifacts" / "lite-explorer-failure.png"
+                    page.screenshot(path=str(shot), full_page=True)
+                    shown = cell.inner_text()[-2000:]
+                    raise AssertionError(f"no explorer panel; the cell shows: {shown!r}; console: {console[-10:]}") from None
+                # the shown text of the "scaled" row (without the arrow and the screen-reader "changed from ...")
+                row_js = """() => [...document.querySelectorAll('.attnlib-live table[data-view=weights] tbody tr')[1].children]
+                  .map(c => { const k = c.cloneNode(true); k.querySelectorAll('span').forEach(s => s.remove());
+                              return k.textContent.trim(); })
+                  .join(' ')"""
+                result["explorer_before"] = page.evaluate(row_js)
+                page.locator(".attnlib-live input.attnlib-dk").focus()
+                page.keyboard.press("ArrowRight")
+                result["explorer_after"] = _poll(lambda: page.evaluate(row_js), lambda t: t != result["explorer_before"])
+                result["explorer_panel"] = panel.inner_text()
                 artifacts = Path(__file__).resolve().parent.parent / "test-artifacts"
                 artifacts.mkdir(exist_ok=True)
                 page.screenshot(path=str(artifacts / "lite-chapter-01.png"))
@@ -139,6 +184,19 @@ def test_pyodide_kernel_runs_a_pure_python_cell_with_attnlib_preinstalled(lite_r
 
 def test_a_live_widget_renders_in_the_lite_notebook(lite_run):
     assert "k" in lite_run["slider"] and "3" in lite_run["slider"], lite_run["slider"]
+
+
+def test_the_explorers_front_end_runs_in_the_lite_notebook(lite_run):
+    """anywidget (preloaded wheel, with psygnal) and its lab extension draw attnlib's scaling module; moving d_k recomputes."""
+    assert "Scaling" in lite_run["explorer_panel"] and "softmax weights" in lite_run["explorer_panel"], lite_run["explorer_panel"]
+    from attnlib.core import softmax
+    from attnlib.plots import format_value
+
+    raw = [2.0, 0.0, 1.0, -1.0, 0.5, 0.0]
+    # the "scaled" row: d_k = 1 divides by 1, then d_k = 4 (one step right) by 2; row sum 1
+    for key, divisor in (("explorer_before", 1.0), ("explorer_after", 2.0)):
+        want = ["scaled", *(format_value(v) for v in softmax([x / divisor for x in raw])), "1.0000"]
+        assert lite_run[key].split() == want, (key, lite_run[key], want)
 
 
 def test_the_lite_site_needs_no_other_host(lite_run):

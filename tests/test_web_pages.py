@@ -35,6 +35,11 @@ async () => {
   if (window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) {
     await window.MathJax.startup.promise;
   }
+  // the live explorers (_ext/live_explorers.py) are audited as the reader meets them: mounted
+  const explorers = document.querySelectorAll('div.attnlib-explorer').length;
+  for (let t = 0; t < 200 && document.querySelectorAll('div.attnlib-explorer.attnlib-mounted').length < explorers; t++) {
+    await new Promise(r => setTimeout(r, 50));
+  }
   const article = document.querySelector('article.bd-article') || document.body;
   const visible = (el) => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
   const maths = [...document.querySelectorAll('span.math, div.math')];
@@ -69,9 +74,12 @@ async () => {
         text: out ? out.innerText.trim().length : 0,
       };
     }),
-    // the theme's copy buttons on printed text are real (they copy); anything else would be a dead control
+    explorers: {total: explorers, live: document.querySelectorAll('div.attnlib-explorer.attnlib-mounted').length},
+    // the theme's copy buttons on printed text are real (they copy), and so are the live explorers'
+    // controls (tests/test_web_explorers.py moves them); anything else would be a dead control
     outputControls: outputs.flatMap(o => [...o.querySelectorAll(
-      'input, select, textarea, button:not(.copybtn), [role=slider], [contenteditable=true]')]).map(e => e.outerHTML.slice(0, 120)),
+      'input, select, textarea, button:not(.copybtn), [role=slider], [contenteditable=true]')])
+      .filter(e => !e.closest('.attnlib-live')).map(e => e.outerHTML.slice(0, 120)),
     widgetScripts: document.querySelectorAll(
       'script[type="application/vnd.jupyter.widget-view+json"], script[type="application/vnd.jupyter.widget-state+json"]').length,
     outputText: outputs.map(o => o.innerText).join('\\n'),
@@ -316,11 +324,13 @@ def test_chapters_show_their_precomputed_figures_and_tables(audit):
 
 
 def test_no_dead_widget_on_the_static_pages(audit):
-    """No control that looks live but computes nothing, no widget JS/state, no bare widget repr."""
+    """No control that looks live but computes nothing, no widget JS/state, no bare widget repr; every explorer is live."""
     problems = {}
     for p, v in audit.light.items():
         f = v.facts
         issues = []
+        if f["explorers"]["live"] != f["explorers"]["total"]:
+            issues.append(f"{f['explorers']['live']} of {f['explorers']['total']} explorers became live")
         if f["outputControls"]:
             issues.append(f"form controls in outputs: {f['outputControls'][:3]}")
         if f["widgetScripts"]:

@@ -78,22 +78,45 @@ def test_only_the_playground_and_chapter_six_carry_the_full_explorer():
 
 
 def _static_checks(page: str, name: str) -> None:
-    assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot"
+    """An explorer cell's output on a built page: the state for the live explorer, the static snapshot, the host."""
+    assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
+    assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
+    assert '<script type="module" src="../_explorers/host.js"></script>' in page, f"{name}: the live explorers' host is not loaded"
     # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
-    assert WIDGET_MIME not in page, f"{name}: a widget-view output (a dead slider) is on the page"
+    assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
     assert "embed-amd" not in page and "require.min.js" not in page, f"{name}: the page loads widget JavaScript"
     assert not re.search(r'class="[^"]*widget-slider', page)
 
 
-def test_built_playground_shows_the_snapshot_numbers(built_book):
-    page = (built_book.html / "chapters" / "playground.html").read_text()
+def test_built_playground_shows_the_snapshot_numbers(web_html):
+    page = (web_html / "chapters" / "playground.html").read_text()
     _static_checks(page, "playground")
     for number in ("0.4555", "0.2246", "0.3199", "0.6155", "0.3845", "\u221a2 = 1.4142"):
         assert number in page
 
 
 @pytest.mark.parametrize("n", sorted(CHAPTER_WIDGETS))
-def test_built_chapters_show_their_snapshot(built_book, n):
-    page = (built_book.html / "chapters" / f"{chapter(n).stem}.html").read_text()
+def test_built_chapters_show_their_snapshot(web_html, n):
+    page = (web_html / "chapters" / f"{chapter(n).stem}.html").read_text()
     _static_checks(page, chapter(n).name)
     assert 'class="attnlib-view"' in page
+
+
+def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_html):
+    """_ext/live_explorers.py: the modules in _explorers/ (not _static/, which every page loads), host.js only on explorer pages."""
+    from web_support import site_pages
+
+    from attnlib.explorers.frontend import STATIC, module_files
+
+    for name in module_files():
+        served = web_html / "_explorers" / name
+        assert served.is_file() and served.read_bytes() == (STATIC / name).read_bytes(), f"{served} is not attnlib's {name}"
+    assert not list((web_html / "_static").glob("host.js")) and not list((web_html / "_static").glob("compute.js"))
+    with_host, with_explorer = set(), set()
+    for path in site_pages(web_html):
+        text = path.read_text(encoding="utf-8")
+        if "_explorers/host.js" in text:
+            with_host.add(path.name)
+        if 'class="attnlib-explorer"' in text:
+            with_explorer.add(path.name)
+    assert with_host == with_explorer and len(with_explorer) >= 8, (sorted(with_host), sorted(with_explorer))

@@ -1,0 +1,63 @@
+// The positional explorer (kind "positional", chapter 11): the sinusoidal table (from attnlib, passed
+// in `tables`) for a chosen d_model, one position t outlined, and its dot product with every position.
+import { positionalViews } from "./compute.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
+
+function renderPositional({ model, el: host }) {
+  const title = read(model, "title", "Sinusoidal positions");
+  const L = focusedLayout(host, model, title, "positional", ["position", "d_model"]);
+  const dChoices = read(model, "d_model_choices", [2, 4, 6, 8, 10, 12, 14, 16]);
+  const nPositions = (read(model, "tables", {})[String(dChoices[0])] || []).length || 12;
+  const positions = Array.from({ length: nPositions }, (_, t) => t);
+  let lastChange = "initial setting";
+  const set = (key, v, what) => { lastChange = what; model.set(key, v); saveSoon(model); };
+  const posControl = choiceSlider({
+    label: "position t", choices: positions, value: read(model, "position", 1), cls: "attnlib-position",
+    onChange: (v) => set("position", v, `position t changed from ${read(model, "position", 1)} to ${v}`),
+  });
+  const dControl = choiceSlider({
+    label: "d_model", choices: dChoices, value: read(model, "d_model", 2), cls: "attnlib-d-model",
+    onChange: (v) => set("d_model", v, `d_model changed from ${read(model, "d_model", 2)} to ${v}`),
+  });
+  L.controls.prepend(posControl.el, dControl.el);
+  const peView = new MatrixView("pe", L.style);
+  const simView = new MatrixView("similarity", L.style);
+  L.views.append(el("div", { class: "attnlib-cell" }, peView.table), el("div", { class: "attnlib-cell" }, simView.table));
+
+  function draw() {
+    const t = read(model, "position", 1), d = read(model, "d_model", 2);
+    posControl.set(t);
+    dControl.set(d);
+    L.message.show(read(model, "error", ""));
+    const table = read(model, "tables", {})[String(d)];
+    const r = positionalViews(table, t);
+    const cols = Array.from({ length: d }, (_, c) => `${c % 2 === 0 ? "sin" : "cos"} \u03c9${Math.floor(c / 2) + 1}`);
+    const rows = positions.map((p) => `t=${p}`);
+    const f = (v) => formatValue(v, L.style);
+    let changed = peView.update(table, { rows, cols, caption: `PE for positions 0\u2013${nPositions - 1}, d_model = ${d} (row t outlined)`, vmin: -1, vmax: 1, highlightRow: t });
+    changed += simView.update(r.similarity.map((v) => [v]), { rows, cols: [`PE(t=${t})\u00b7PE`], caption: "dot product with every position" });
+    const freqs = read(model, "frequencies", {})[String(d)] || [];
+    L.facts.textContent = `PE(t=${t}) = (${r.pe.map(f).join(", ")}). Frequencies \u03c9 = ${freqs.map(f).join(", ")}.`;
+    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. PE(t=${t}) = ${r.pe.map(f).join(", ")}.`);
+  }
+  draw();
+  return listen(model, ["position", "d_model", "error"], draw, () => L.status.dispose());
+}
+
+export function acceptLink(model, obj) {
+  const values = {}, problems = [];
+  const tables = read(model, "tables", {});
+  const first = tables[Object.keys(tables)[0]] || [];
+  const nPositions = first.length || 12;
+  if ("position" in obj) {
+    const p = Number.isInteger(obj.position) && obj.position >= 0 && obj.position < nPositions ? "" : `position must be an integer 0..${nPositions - 1}`;
+    if (p) problems.push(p); else values.position = obj.position;
+  }
+  if ("d_model" in obj) {
+    const p = checkChoice("d_model", obj.d_model, read(model, "d_model_choices", []));
+    if (p) problems.push(p); else values.d_model = obj.d_model;
+  }
+  return [values, problems];
+}
+
+export default { render: renderPositional };

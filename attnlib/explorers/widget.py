@@ -1,0 +1,709 @@
+"""The explorers as anywidget models: synced traitlets are the state, attnlib computes the result.
+
+Each class is an ``anywidget.AnyWidget`` whose ``_esm`` is the front-end
+module of its kind (``attnlib.explorers.frontend.module_source``). The
+browser draws the controls and views; the Python model keeps the state:
+
+* every state trait is checked by a traitlets ``@validate`` that raises
+  ``InvalidSetting``, a ``ValueError`` naming the setting, and a
+  refused value changes nothing (the browser gets the kept value back);
+* ``.result`` is recomputed by :mod:`attnlib.core` after every change, made
+  in Python or in the browser, and an overflow gives ``error``/``message``
+  and ``result = None`` instead of an exception;
+* the display bundle holds the live widget view, a static ``text/html``
+  snapshot with the state as JSON (the web book mounts the live explorer
+  from it), and a ``text/plain`` summary.
+
+Examples
+--------
+>>> ex = AttentionExplorer()
+>>> ex.W_Q = [[3, 0], [0, 3]]
+>>> ex.result.weights.round(4)[0].tolist()
+[0.6821, 0.0818, 0.2362]
+>>> ex.W_Q = [[4, 0], [0, 3]]  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+attnlib.explorers.widget.InvalidSetting: W_Q must be a (2, 2) matrix with entries in the sliders' range [-3, 3]; got ...
+>>> ex.W_Q.tolist()
+[[3.0, 0.0], [0.0, 3.0]]
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar
+
+import anywidget
+import numpy as np
+import traitlets
+from traitlets import Dict, Int, List, Unicode, validate
+
+from ..core import TOKENS, AttentionResult, attention, running_example
+from . import frontend, snapshot
+from . import state as st
+from .state import SettingError
+
+__all__ = [
+    "InvalidSetting",
+    "AttentionExplorer",
+    "ScalingExplorer",
+    "ScaleComparisonExplorer",
+    "HeadCountExplorer",
+    "PositionalExplorer",
+]
+
+
+class InvalidSetting(SettingError, traitlets.TraitError):
+    """A refused setting (a ``ValueError``); ``setting`` names it. Nothing changed."""
+
+    def __init__(self, error: SettingError) -> None:
+        self.setting = error.setting
+        Exception.__init__(self, str(error))
+
+
+def _to_json(value: Any, widget: Any) -> Any:
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def _from_json(value: Any, widget: Any) -> Any:
+    return value
+
+
+class Matrix(traitlets.TraitType):
+    """A read-only numpy array in Python, nested lists in the browser (checked by the owner's ``@validate``)."""
+
+    info_text = "a matrix"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default_value=None, allow_none=True, **kwargs)
+
+
+def _matrix() -> Matrix:
+    return Matrix().tag(sync=True, to_json=_to_json, from_json=_from_json)
+
+
+def _checked_trait(default: Any) -> traitlets.Any:
+    """A synced trait of any type: its owner's ``@validate`` checks it (so a wrong type gets the named error too)."""
+    return traitlets.Any(default).tag(sync=True)
+
+
+_BASE_NAMES = frozenset(anywidget.AnyWidget.class_trait_names()) | {"_esm", "_css", "_anywidget_id"}
+
+
+class _Explorer(anywidget.AnyWidget):
+    """Shared machinery: state checks, one recomputation per change or batch, the display bundle."""
+
+    #: The front-end kind (one module per kind).
+    KIND: ClassVar[str] = ""
+    #: The traits the browser may write; every other trait of ours is data set by Python.
+    STATE: ClassVar[tuple[str, ...]] = ()
+
+    kind = Unicode("").tag(sync=True)
+    title = Unicode("").tag(sync=True)
+    # not "style": ipywidgets' DOMWidgetView takes a "style" trait for a StyleModel reference
+    look = Dict().tag(sync=True)
+    error = Unicode("").tag(sync=True)
+
+    def __init__(self, **traits: Any) -> None:
+        self._ready = False
+        self._depth = 0
+        self._dirty = False
+        super().__init__(kind=self.KIND, look=snapshot.style_data(), **traits)
+        # state from either side, and data that Python may replace (X, tokens, ...): each recomputes
+        self.observe(self._on_change, names=[n for n in self._own_names() if n != "error"])
+        self._ready = True
+        self._update()
+
+    # -- checks --------------------------------------------------------------
+    def _checked(self, check: Callable[..., Any], *args: Any) -> Any:
+        """Run a check of ``state``; a refusal becomes ``InvalidSetting`` (and ``error``)."""
+        try:
+            return check(*args)
+        except SettingError as err:
+            refused = InvalidSetting(err)
+            if self._ready and not self._cross_validation_lock:
+                self.error = str(refused)
+            raise refused from None
+
+    # -- recomputation -------------------------------------------------------
+    @contextlib.contextmanager
+    def _batch(self) -> Iterator[None]:
+        """Changes inside recompute once, at the end."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0 and self._dirty:
+                self._dirty = False
+                self._update()
+
+    def _on_change(self, change: dict) -> None:
+        if not self._ready:
+            return
+        if self._depth:
+            self._dirty = True
+        else:
+            self._update()
+
+    def _update(self) -> None:
+        """Recompute what the state shows; never raises (a failure goes to ``error``)."""
+        raise NotImplementedError
+
+    # -- the browser -----------------------------------------------------------
+    def _own_names(self) -> list[str]:
+        return [n for n in self.trait_names(sync=True) if n not in _BASE_NAMES]
+
+    def set_state(self, sync_data: dict) -> None:
+        """A change from the browser: only state traits, checked like a change from code; a refusal is sent back."""
+        data = [k for k in sync_data if k in self._own_names() and k not in self.STATE]
+        refused = ""
+        if data:
+            refused = f"{', '.join(data)} cannot be changed from the page; kept the values set in Python"
+            self.send_state(data)
+            sync_data = {k: v for k, v in sync_data.items() if k not in data}
+        try:
+            with self._batch():
+                super().set_state(sync_data)
+        except traitlets.TraitError as err:
+            refused = " ".join(t for t in (refused, str(err)) if t)
+            self.send_state([k for k in sync_data if k in self.keys])
+        if refused:
+            self.error = " ".join(t for t in (self.error, refused) if t)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every synced trait of the explorer (not the module source) as JSON-ready values: what the page embeds."""
+        out = {}
+        for name in self._own_names():
+            to_json = self.trait_metadata(name, "to_json", self._trait_to_json)
+            out[name] = to_json(getattr(self, name), self)
+        return out
+
+    # -- display ---------------------------------------------------------------
+    def snapshot_html(self) -> str:
+        """The current views as static HTML tables."""
+        raise NotImplementedError
+
+    def summary_text(self) -> str:
+        """The key numbers of the current setting as plain text."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict, dict]:
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        data = dict(data)
+        data["text/plain"] = self.summary_text()
+        data["text/html"] = snapshot.embed_html(self.kind, self.title, self.state_dict(), self.snapshot_html())
+        return data, metadata
+
+    def __repr__(self) -> str:
+        return self.summary_text()
+
+
+# ---------------------------------------------------------------------------
+# The attention explorer (full, and the focused W_V and mask explorers)
+# ---------------------------------------------------------------------------
+
+
+class AttentionExplorer(_Explorer):
+    """Self-attention on ``X`` with a slider for every entry of ``W_Q``, ``W_K`` and ``W_V``.
+
+    Build it with :func:`attnlib.explorers.attention_explorer` (everything) or one
+    of the focused constructors. The state is readable and settable from code:
+
+    * ``W_Q``, ``W_K``, ``W_V``: the matrices (read-only numpy arrays; assign a matrix);
+    * ``d_k``: the d_k the scores are scaled for (``None`` = no scaling; the trait ``dk`` holds 0 then);
+    * ``mask``: the boolean mask in force (``None`` = no mask); assign ``None``, ``"causal"`` or a matrix;
+    * ``result``: the :class:`~attnlib.core.AttentionResult` of the setting, or ``None`` when some query
+      row may attend to no key or a value overflows (``message`` says which);
+    * ``set(...)`` changes several at once (all or nothing), ``reset()``, ``randomise()``.
+
+    Parameters
+    ----------
+    X:
+        Token vectors as rows, at most 8 tokens of width at most 4 (default: the running example).
+    tokens:
+        One label per row of ``X``.
+    controls, views:
+        Which controls and views the panel shows (see ``state.ALL_CONTROLS`` and ``state.ALL_VIEWS``).
+    W_Q, W_K, W_V:
+        Starting matrices, ``(d_model, d_model)`` with entries in ``[-3, 3]`` (default: identity).
+    d_k:
+        Starting d_k, ``None`` for no scaling (default: the width of ``X``).
+    mask:
+        Starting mask: ``None``, ``"causal"`` or a boolean matrix.
+    coalesce:
+        Kept for compatibility; every change recomputes once.
+    seed:
+        Seed of the seeded random presets.
+    """
+
+    KIND = "attention"
+    STATE = ("W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
+    _esm = frontend.module_source("attention")
+    _css = frontend.css_source()
+
+    tokens = _checked_trait([])
+    X = _matrix()
+    controls = List(Unicode()).tag(sync=True)
+    views = List(Unicode()).tag(sync=True)
+    slider = Dict().tag(sync=True)
+    dk_choices = List(Int()).tag(sync=True)
+    true_dk = Int(1).tag(sync=True)
+    presets = List(Dict()).tag(sync=True)
+    random_draws = List(Dict()).tag(sync=True)
+    initial = Dict().tag(sync=True)
+    W_Q = _matrix()
+    W_K = _matrix()
+    W_V = _matrix()
+    dk = _checked_trait(0)
+    mask_mode = _checked_trait("none")
+    mask_cells = _matrix()
+
+    def __init__(
+        self,
+        X: Any = None,
+        tokens: Sequence[str] | None = None,
+        *,
+        controls: Sequence[str] = st.ALL_CONTROLS,
+        views: Sequence[str] = st.ALL_VIEWS,
+        W_Q: Any = None,
+        W_K: Any = None,
+        W_V: Any = None,
+        d_k: int | None | str = "width",
+        mask: Any = None,
+        title: str = "Attention explorer",
+        coalesce: bool = True,
+        seed: int = 0,
+    ) -> None:
+        self._ready = False
+        x = running_example() if X is None else self._checked(st.check_X, X)
+        n, d = x.shape
+        labels = (TOKENS if X is None else [f"x{i + 1}" for i in range(n)]) if tokens is None else tokens
+        labels = self._checked(st.check_tokens, labels, n)
+        for c in controls:
+            if c not in st.ALL_CONTROLS:
+                raise InvalidSetting(SettingError("controls", f"a subset of {list(st.ALL_CONTROLS)}", repr(c)))
+        for v in views:
+            if v not in st.ALL_VIEWS:
+                raise InvalidSetting(SettingError("views", f"a subset of {list(st.ALL_VIEWS)}", repr(v)))
+        choices = st.dk_choices_for(d)
+        start = {
+            name: self._checked(st.check_weight, name, np.eye(d) if given is None else given, d)
+            for name, given in zip(st.W_NAMES, (W_Q, W_K, W_V))
+        }
+        dk = self._checked(st.check_dk, d if d_k == "width" else d_k, choices)
+        mode, cells = self._checked(st.parse_mask, mask, n)
+        moved = tuple(name for name in st.W_NAMES if name in controls)
+        self._draw = 0
+        super().__init__(
+            title=title,
+            tokens=labels,
+            X=x,
+            controls=list(controls),
+            views=[v for v in views if not (v == "plane" and d != 2)],
+            slider=dict(st.SLIDER),
+            dk_choices=choices,
+            true_dk=d,
+            presets=st.presets(d, moved) if moved else [],
+            random_draws=st.random_draws(d, moved, seed=seed) if moved and tuple(controls) != ("W_V", "presets") else [],
+            initial={
+                **{name: start[name].tolist() for name in st.W_NAMES},
+                "dk": dk,
+                "mask_mode": mode,
+                "mask_cells": cells.tolist(),
+            },
+            W_Q=start["W_Q"],
+            W_K=start["W_K"],
+            W_V=start["W_V"],
+            dk=dk,
+            mask_mode=mode,
+            mask_cells=cells,
+        )
+
+    # -- validation ------------------------------------------------------------
+    @validate("X")
+    def _valid_X(self, proposal: Any) -> np.ndarray:
+        x = self._checked(st.check_X, proposal.value)
+        old = self._trait_values.get("X")
+        if old is not None and x.shape != old.shape:
+            expected = f"a matrix of shape {old.shape} (the explorer's tokens and sliders)"
+            raise InvalidSetting(SettingError("X", expected, f"shape {x.shape}"))
+        return x
+
+    @validate("tokens")
+    def _valid_tokens(self, proposal: Any) -> list[str]:
+        return self._checked(st.check_tokens, proposal.value, self.X.shape[0])
+
+    @validate("W_Q", "W_K", "W_V")
+    def _valid_weight(self, proposal: Any) -> np.ndarray:
+        return self._checked(st.check_weight, proposal.trait.name, proposal.value, self.X.shape[1])
+
+    @validate("dk")
+    def _valid_dk(self, proposal: Any) -> int:
+        return self._checked(st.check_dk, proposal.value, self.dk_choices)
+
+    @validate("mask_mode")
+    def _valid_mask_mode(self, proposal: Any) -> str:
+        return self._checked(st.check_mask_mode, proposal.value)
+
+    @validate("mask_cells")
+    def _valid_mask_cells(self, proposal: Any) -> np.ndarray:
+        return self._checked(st.check_mask_cells, proposal.value, self.X.shape[0])
+
+    # -- the Python API ------------------------------------------------------------
+    @property
+    def d_k(self) -> int | None:
+        """The d_k of the scaling, ``None`` for no scaling."""
+        return None if self.dk == 0 else int(self.dk)
+
+    @d_k.setter
+    def d_k(self, value: int | None) -> None:
+        self.dk = self._checked(st.check_dk, value, self.dk_choices)
+
+    @property
+    def divisor(self) -> float:
+        """What the scores are divided by: ``sqrt(d_k)``, or 1 without scaling."""
+        return self._views.divisor
+
+    @property
+    def mask(self) -> np.ndarray | None:
+        """The boolean mask in force (``True`` = may attend), ``None`` without a mask."""
+        if self.mask_mode == "none":
+            return None
+        return st.effective_mask(self.mask_mode, self.mask_cells, self.X.shape[0])
+
+    @mask.setter
+    def mask(self, value: Any) -> None:
+        self.set(mask=value)
+
+    @property
+    def result(self) -> AttentionResult | None:
+        """attnlib's result of the current setting, or ``None`` (see ``message``)."""
+        return self._views.result
+
+    @property
+    def message(self) -> str | None:
+        """``None``, the rows that may attend to no key, or what overflowed."""
+        return self._views.message
+
+    @property
+    def shown(self) -> st.AttentionViews:
+        """Everything the panel shows for the current setting (``AttentionViews``)."""
+        return self._views
+
+    def set(self, **values: Any) -> AttentionExplorer:
+        """Change ``W_Q``, ``W_K``, ``W_V``, ``d_k`` and ``mask`` at once: all are checked first, then one recomputation."""
+        allowed = ("W_Q", "W_K", "W_V", "d_k", "mask")
+        unknown = sorted(set(values) - set(allowed))
+        if unknown:
+            raise InvalidSetting(SettingError("set", f"called with settings among {list(allowed)}", unknown))
+        d, n = self.X.shape[1], self.X.shape[0]
+        new: dict[str, Any] = {}
+        for key, value in values.items():
+            if key in st.W_NAMES:
+                new[key] = self._checked(st.check_weight, key, value, d)
+            elif key == "d_k":
+                new["dk"] = self._checked(st.check_dk, value, self.dk_choices)
+            else:
+                new["mask_mode"], new["mask_cells"] = self._checked(st.parse_mask, value, n)
+        with self._batch(), self.hold_trait_notifications():
+            for key, value in new.items():
+                setattr(self, key, value)
+        return self
+
+    def reset(self) -> None:
+        """Back to the starting matrices, d_k and mask."""
+        start = self.initial
+        mode = start["mask_mode"]
+        mask = None if mode == "none" else mode if mode == "causal" else np.array(start["mask_cells"], dtype=bool)
+        d_k = None if start["dk"] == 0 else start["dk"]
+        self.set(W_Q=start["W_Q"], W_K=start["W_K"], W_V=start["W_V"], d_k=d_k, mask=mask)
+
+    def randomise(self) -> None:
+        """The next of the seeded random draws (``random_draws``, multiples of the slider step)."""
+        if not self.random_draws:
+            raise InvalidSetting(SettingError("randomise", "called on an explorer with a seeded random preset", "an explorer without one"))
+        draw = self.random_draws[self._draw % len(self.random_draws)]
+        self._draw += 1
+        self.set(**draw)
+
+    def refresh(self) -> None:
+        """Kept for compatibility: the state is always up to date."""
+
+    # -- recomputation -------------------------------------------------------
+    def _update(self) -> None:
+        n = self.X.shape[0]
+        if self.mask_mode != "custom":
+            pattern = st.effective_mask(self.mask_mode, self.mask_cells, n)
+            if not np.array_equal(pattern, self.mask_cells):
+                self._depth += 1
+                try:
+                    self.mask_cells = pattern
+                finally:
+                    self._depth -= 1
+                    self._dirty = False
+        try:
+            views = st.attention_views(self.X, self.W_Q, self.W_K, self.W_V, dk=self.dk, mask=self.mask, tokens=self.tokens)
+        except (ValueError, FloatingPointError) as exc:  # attention_views handles overflow; this is the last guard
+            text = f"This setting cannot be computed: {exc}"
+            empty = np.full((n, self.X.shape[1]), np.nan)
+            views = st.AttentionViews(empty, empty, empty, None, None, None, None, 1.0, (None,) * n, None, text, text)
+        self._views = views
+        self.error = views.error
+
+    # -- display -----------------------------------------------------------------
+    def _settings(self, decimals: int) -> list[str]:
+        out = [f"{name} = {np.round(getattr(self, name), decimals).tolist()}" for name in st.W_NAMES if name in self.controls]
+        if "d_k" in self.controls or decimals == 4:
+            out.append("d_k: no scaling (divide by 1)" if self.dk == 0 else f"d_k = {self.dk}: divide the scores by {self.divisor:.4f}")
+        if "mask" in self.controls or decimals == 4:
+            out.append(f"mask: {self.mask_mode}")
+        return out
+
+    def snapshot_html(self) -> str:
+        return snapshot.attention_snapshot(
+            tokens=self.tokens, X=self.X, views=self._views, view_names=self.views, settings=self._settings(2), dk=self.dk
+        )
+
+    def summary_text(self) -> str:
+        return snapshot.attention_summary(
+            title=self.title, tokens=self.tokens, views=self._views, settings=self._settings(4), show_values="V" in self.views
+        )
+
+
+# ---------------------------------------------------------------------------
+# Focused explorers with their own knob
+# ---------------------------------------------------------------------------
+
+
+class ScalingExplorer(_Explorer):
+    """Chapter 5: seeded random q and k of dimension d_k; the spread of q·k grows like sqrt(d_k).
+
+    The samples and spreads of every d_k are computed once by attnlib (``samples``), seeded.
+    """
+
+    KIND = "scaling"
+    STATE = ("dk",)
+    N_KEYS = st.SCALING_N_KEYS
+    N_SAMPLES = st.SCALING_N_SAMPLES
+    _esm = frontend.module_source("scaling")
+    _css = frontend.css_source()
+
+    dk_choices = List(Int()).tag(sync=True)
+    samples = Dict().tag(sync=True)
+    dk = _checked_trait(2)
+
+    def __init__(self, seed: int = 0, coalesce: bool = True) -> None:
+        self.seed = seed
+        self._ready = False
+        super().__init__(
+            title="Scaling: the dimension d_k of queries and keys",
+            dk_choices=list(st.SCALING_DK_CHOICES),
+            samples=st.scaling_samples(seed),
+            dk=2,
+        )
+
+    @validate("dk")
+    def _valid_dk(self, proposal: Any) -> int:
+        return self._checked(st.check_dk, proposal.value, self.dk_choices or st.SCALING_DK_CHOICES)
+
+    @property
+    def d_k(self) -> int:
+        """The dimension of the seeded queries and keys."""
+        return int(self.dk)
+
+    @d_k.setter
+    def d_k(self, value: int) -> None:
+        self.dk = self._checked(st.check_choice, "d_k", value, self.dk_choices)
+
+    def sample(self) -> tuple[np.ndarray, np.ndarray]:
+        """One query ``(1, d_k)`` and ``N_KEYS`` keys with standard-normal entries, seeded by ``(seed, d_k)``."""
+        return st.scaling_query_keys(self.seed, self.d_k)
+
+    def spread(self) -> tuple[float, float]:
+        """Standard deviation of ``N_SAMPLES**2`` seeded scores ``q·k``: unscaled, and divided by sqrt(d_k)."""
+        s = self.samples[str(self.d_k)]
+        return s["spread_raw"], s["spread_scaled"]
+
+    @property
+    def result(self) -> dict[str, np.ndarray]:
+        """Scores of the seeded query against its keys (``raw``, ``scaled``) and their softmax weights."""
+        return self._view
+
+    def _update(self) -> None:
+        self._view = st.scaling_view(self.samples[str(self.d_k)]["raw_scores"], self.d_k)
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        return snapshot.scaling_snapshot(self.d_k, self.N_SAMPLES, self._view, self.spread())
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
+
+
+class ScaleComparisonExplorer(_Explorer):
+    """Chapter 7: the running example stretched by a factor, unscaled against scaled weights."""
+
+    KIND = "scale_comparison"
+    STATE = ("length",)
+    _esm = frontend.module_source("scale_comparison")
+    _css = frontend.css_source()
+
+    X = _matrix()
+    tokens = List(Unicode()).tag(sync=True)
+    length_range = Dict().tag(sync=True)
+    length = _checked_trait(1.0)
+
+    def __init__(self, coalesce: bool = True) -> None:
+        self._ready = False
+        super().__init__(
+            title="Unscaled against scaled, as the vectors grow",
+            X=running_example(),
+            tokens=list(TOKENS),
+            length_range=dict(st.LENGTH_RANGE),
+            length=1.0,
+        )
+
+    @validate("length")
+    def _valid_length(self, proposal: Any) -> float:
+        return self._checked(st.check_length, proposal.value)
+
+    def results(self) -> tuple[AttentionResult, AttentionResult]:
+        """Attention of ``length * X`` with itself (W = I): without scaling, and divided by sqrt(d_k)."""
+        return self._results
+
+    @property
+    def result(self) -> tuple[AttentionResult, AttentionResult]:
+        """The same as ``results``."""
+        return self._results
+
+    def _update(self) -> None:
+        X = np.asarray(self.X) * self.length
+        self._results = (attention(X, X, X, scale=False), attention(X, X, X, scale=True))
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        return snapshot.scale_comparison_snapshot(self.length, self.tokens, *self._results)
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
+
+
+class HeadCountExplorer(_Explorer):
+    """Chapter 8: four tokens of width 8 split across 1, 2, 4 or 8 heads; the parameter count stays 4 d_model^2."""
+
+    KIND = "head_count"
+    STATE = ("n_heads",)
+    D_MODEL = st.HEAD_D_MODEL
+    TOKENS = st.HEAD_TOKENS
+    _esm = frontend.module_source("head_count")
+    _css = frontend.css_source()
+
+    tokens = List(Unicode()).tag(sync=True)
+    X = _matrix()
+    W_Q = _matrix()
+    W_K = _matrix()
+    W_V = _matrix()
+    W_O = _matrix()
+    head_choices = List(Int()).tag(sync=True)
+    param_counts = Dict().tag(sync=True)
+    n_heads = _checked_trait(2)
+
+    def __init__(self, seed: int = 0, coalesce: bool = True) -> None:
+        self._ready = False
+        data = st.head_count_data(seed)
+        super().__init__(
+            title="Number of heads",
+            tokens=list(self.TOKENS),
+            head_choices=list(st.HEAD_CHOICES),
+            n_heads=2,
+            **{k: st._frozen(v) if isinstance(v, np.ndarray) else v for k, v in data.items()},
+        )
+
+    @validate("n_heads")
+    def _valid_n_heads(self, proposal: Any) -> int:
+        return self._checked(st.check_choice, "n_heads", proposal.value, self.head_choices or st.HEAD_CHOICES)
+
+    def results(self) -> tuple[np.ndarray, np.ndarray]:
+        """``attnlib.multi_head_attention`` of the seeded example: output and per-head weights."""
+        return self._results
+
+    @property
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """The same as ``results``."""
+        return self._results
+
+    def _update(self) -> None:
+        data = {"X": self.X, "W_Q": self.W_Q, "W_K": self.W_K, "W_V": self.W_V, "W_O": self.W_O}
+        self._results = st.head_count_result(data, self.n_heads)
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        params = int(self.param_counts[str(self.n_heads)])
+        return snapshot.head_count_snapshot(self.n_heads, self.D_MODEL, params, self.tokens, self._results[1])
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
+
+
+class PositionalExplorer(_Explorer):
+    """Chapter 11: the sinusoidal encoding of one position, for a chosen d_model."""
+
+    KIND = "positional"
+    STATE = ("position", "d_model")
+    N_POSITIONS = st.N_POSITIONS
+    _esm = frontend.module_source("positional")
+    _css = frontend.css_source()
+
+    tables = Dict().tag(sync=True)
+    frequencies = Dict().tag(sync=True)
+    d_model_choices = List(Int()).tag(sync=True)
+    position = _checked_trait(1)
+    d_model = _checked_trait(2)
+
+    def __init__(self, coalesce: bool = True) -> None:
+        self._ready = False
+        super().__init__(
+            title="Sinusoidal positions", d_model_choices=list(st.D_MODEL_CHOICES), position=1, d_model=2, **st.positional_data()
+        )
+
+    @validate("position")
+    def _valid_position(self, proposal: Any) -> int:
+        return self._checked(st.check_position, proposal.value)
+
+    @validate("d_model")
+    def _valid_d_model(self, proposal: Any) -> int:
+        return self._checked(st.check_choice, "d_model", proposal.value, st.D_MODEL_CHOICES)
+
+    def table(self) -> np.ndarray:
+        """``sinusoidal_encoding(N_POSITIONS, d_model)``."""
+        return np.array(self.tables[str(self.d_model)], dtype=float)
+
+    @property
+    def result(self) -> np.ndarray:
+        """Dot products of ``PE(position)`` with every position, shape ``(N_POSITIONS,)``."""
+        return self._similarity
+
+    def _update(self) -> None:
+        self._similarity = st.positional_similarity(self.table(), self.position)
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        freqs = self.frequencies[str(self.d_model)]
+        return snapshot.positional_snapshot(self.position, self.d_model, self.table(), freqs, self._similarity)
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
