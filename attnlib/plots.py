@@ -532,12 +532,29 @@ def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *,
     ['step 1 of 3', 'step 3 of 3']
     >>> plt.close(fig)
     """
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or "n" not in data:
+        raise ValueError(f"data must be the dictionary of attnlib.blocked.block_explorer_data; got {type(data).__name__}")
+    n = as_int("data['n']", data["n"], minimum=1, what="a positive integer")
     blocks = data["steps"]
-    n = int(data["n"])
-    chosen = list(range(min(len(blocks), 6))) if steps is None else [int(s) for s in steps]
+    for b in blocks:
+        ok = isinstance(b, dict) and all(isinstance(b.get(k), list) and len(b[k]) == 2 for k in ("keys", "rows"))
+        if not ok or not all(isinstance(v, int) and 0 <= v <= n for k in ("keys", "rows") for v in b[k]):
+            raise ValueError(f"data['steps'] must hold {{'keys': [start, stop], 'rows': [start, stop]}} within 0..{n}; got {b!r}")
+    if not blocks:
+        raise ValueError("data['steps'] is empty: there is no block to draw")
+    if steps is None:
+        chosen = list(range(min(len(blocks), 6)))
+    elif isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+        raise ValueError(f"steps must be a list of step numbers; got {steps!r}")
+    else:
+        chosen = [as_int("steps", s, minimum=0, what=f"a step number from 0 to {len(blocks) - 1}") for s in steps]
+    if not chosen:
+        raise ValueError("steps is empty: choose at least one step to draw")
     for s in chosen:
-        if not 0 <= s < len(blocks):
+        if s >= len(blocks):
             raise ValueError(f"steps must be between 0 and {len(blocks) - 1}; got {s}")
+    if not isinstance(title, str):
+        raise ValueError(f"title must be text; got {title!r}")
     fig, axes = plt.subplots(1, len(chosen), figsize=(2.3 * len(chosen) + 0.4, 2.7), layout="constrained", squeeze=False)
     for ax, s in zip(axes[0], chosen):
         ax.add_patch(matplotlib.patches.Rectangle((0, 0), n, n, facecolor="white", edgecolor="black", lw=1))
