@@ -29,6 +29,7 @@ from .snapshot import CSS, SNAPSHOT_NOTE, matrix_html
 from .state import MAX_D_MODEL, MAX_TOKENS, SettingError, reference_views
 from .widget import (
     AttentionExplorer,
+    BlockMemoryExplorer,
     HeadCountExplorer,
     InvalidSetting,
     PositionalExplorer,
@@ -42,6 +43,7 @@ __all__ = [
     "ScaleComparisonExplorer",
     "HeadCountExplorer",
     "PositionalExplorer",
+    "BlockMemoryExplorer",
     "InvalidSetting",
     "SettingError",
     "attention_explorer",
@@ -51,6 +53,7 @@ __all__ = [
     "scale_comparison_explorer",
     "head_count_explorer",
     "positional_explorer",
+    "block_memory_explorer",
     "reference_views",
     "matrix_html",
     "SNAPSHOT_NOTE",
@@ -155,3 +158,18 @@ def positional_explorer() -> PositionalExplorer:
     [[0.0, 1.0], [0.8415, 0.5403], [0.9093, -0.4161]]
     """
     return PositionalExplorer()
+
+
+def block_memory_explorer() -> BlockMemoryExplorer:
+    """Chapter 15: choose n, the block size, the number format and a causal mask; memory of dense against blocked.
+
+    Examples
+    --------
+    >>> ex = block_memory_explorer()
+    >>> ex.result["dense"], ex.result["blocked"]
+    ('64.0 MiB', '6.0 MiB')
+    >>> ex.n = 131072
+    >>> ex.result["dense"], ex.block_at(2).keys
+    ('64.0 GiB', (128, 256))
+    """
+    return BlockMemoryExplorer()

@@ -14,7 +14,7 @@ True
 >>> 'from "./' in module_source("attention")
 False
 >>> sorted(KINDS)
-['attention', 'head_count', 'positional', 'scale_comparison', 'scaling']
+['attention', 'blocks', 'head_count', 'positional', 'scale_comparison', 'scaling']
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["KINDS", "STATIC", "SHARED", "module_source", "css_source", "module_f
 #: Folder of the front-end files (package data).
 STATIC = Path(__file__).resolve().parent / "static"
 #: The kinds of explorer, each with its module ``static/<kind>.js``.
-KINDS = ("attention", "scaling", "scale_comparison", "head_count", "positional")
+KINDS = ("attention", "scaling", "scale_comparison", "head_count", "positional", "blocks")
 #: The modules every kind imports, in the order they are composed.
 SHARED = ("compute.js", "ui.js")
 #: The web page host (not part of the anywidget modules).
@@ -65,7 +65,7 @@ def module_source(kind: str) -> str:
     >>> module_source("heads")
     Traceback (most recent call last):
     ...
-    ValueError: kind must be one of ('attention', 'scaling', 'scale_comparison', 'head_count', 'positional'); got 'heads'
+    ValueError: kind must be one of ('attention', 'scaling', 'scale_comparison', 'head_count', 'positional', 'blocks'); got 'heads'
     """
     _check_kind(kind)
     parts = []
@@ -76,7 +76,7 @@ def module_source(kind: str) -> str:
                 raise ValueError(f"{name} imports ./{imported}.js, which is not a shared module {SHARED}")
         text = _IMPORT.sub("", text)
         if re.search(r"^\s*import\s", text, re.MULTILINE):
-            raise ValueError(f"{name} has an import that cannot be composed (only `import {{...}} from \"./x.js\";` lines)")
+            raise ValueError(f'{name} has an import that cannot be composed (only `import {{...}} from "./x.js";` lines)')
         parts.append(f"// ---- {name} ----\n{text}")
     return "\n".join(parts)
 

@@ -28,6 +28,7 @@ from ..plots import MASKED_COLOUR, NEG_INF_TEXT, OKABE_ITO, colour_table, format
 from .state import AttentionViews
 
 __all__ = [
+    "blocks_snapshot",
     "SNAPSHOT_NOTE",
     "CSS",
     "style_data",
@@ -374,8 +375,14 @@ def scaling_snapshot(d_k: int, n_samples: int, view: Mapping[str, np.ndarray], s
             np.vstack([raw, scaled]), ["q\u00b7k", "q\u00b7k/\u221ad_k"], keys, name="scores", title="scores of one query against six keys"
         ),
         table_html(
-            np.vstack([w_raw, w_scaled]), ["unscaled", "scaled"], keys, name="weights", title="softmax weights",
-            vmin=0.0, vmax=1.0, row_sums=True,
+            np.vstack([w_raw, w_scaled]),
+            ["unscaled", "scaled"],
+            keys,
+            name="weights",
+            title="softmax weights",
+            vmin=0.0,
+            vmax=1.0,
+            row_sums=True,
         ),  # fmt: skip
     )
     text = "\n".join(
@@ -401,8 +408,14 @@ def scale_comparison_snapshot(length: float, tokens: Sequence[str], raw: Any, sc
     tables = _flex(
         table_html(raw.weights, toks, toks, name="unscaled", title="weights without scaling", vmin=0.0, vmax=1.0, row_sums=True),
         table_html(
-            scaled.weights, toks, toks, name="scaled", title=f"weights, scores divided by \u221a2 = {scaled.divisor:.4f}",
-            vmin=0.0, vmax=1.0, row_sums=True,
+            scaled.weights,
+            toks,
+            toks,
+            name="scaled",
+            title=f"weights, scores divided by \u221a2 = {scaled.divisor:.4f}",
+            vmin=0.0,
+            vmax=1.0,
+            row_sums=True,
         ),  # fmt: skip
     )
     text = "\n".join(
@@ -418,8 +431,13 @@ def head_count_snapshot(n_heads: int, d_model: int, params: int, tokens: Sequenc
     tables = _flex(
         *[
             table_html(
-                weights[r], toks, toks, name=f"head{r}",
-                title=f"head {r + 1}: weights (columns {r * d_head + 1}\u2013{(r + 1) * d_head})", vmin=0.0, vmax=1.0,
+                weights[r],
+                toks,
+                toks,
+                name=f"head{r}",
+                title=f"head {r + 1}: weights (columns {r * d_head + 1}\u2013{(r + 1) * d_head})",
+                vmin=0.0,
+                vmax=1.0,
             )  # fmt: skip
             for r in range(n_heads)
         ]
@@ -439,8 +457,14 @@ def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequ
     rows = [f"t={p}" for p in range(n)]
     tables = _flex(
         table_html(
-            pe, rows, cols, name="pe", title=f"PE for positions 0\u2013{n - 1}, d_model = {d_model} (row t outlined)",
-            vmin=-1.0, vmax=1.0, highlight_row=position,
+            pe,
+            rows,
+            cols,
+            name="pe",
+            title=f"PE for positions 0\u2013{n - 1}, d_model = {d_model} (row t outlined)",
+            vmin=-1.0,
+            vmax=1.0,
+            highlight_row=position,
         ),  # fmt: skip
         table_html(
             np.asarray(similarity)[:, None], rows, [f"PE(t={position})\u00b7PE"], name="similarity", title="dot product with every position"
@@ -451,3 +475,38 @@ def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequ
         "Frequencies \u03c9 = " + ", ".join(_fmt(float(w)) for w in freqs) + "."
     )
     return _facts(facts) + tables, facts + "\n" + matrix_text(pe, rows)
+
+
+def blocks_snapshot(n: int, block_size: int, dtype: str, d_k: int, causal: bool, memory: Mapping[str, Any], block: Any) -> tuple[str, str]:
+    """The long-sequence explorer's memory table, a picture of the first step's strip of scores, and its text summary."""
+    size = 220
+    scale = size / n
+    (k0, k1), (r0, r1) = block.keys, block.rows
+    where = f"step 1 of {memory['steps']}: keys {k0 + 1} to {k1}, queries {r0 + 1} to {r1}"
+    diagonal = f'<line x1="0" y1="0" x2="{size}" y2="{size}" stroke="black" stroke-dasharray="4 3"/>' if causal else ""
+    picture = (
+        f'<svg width="{size + 40}" height="{size + 40}" viewBox="-30 -10 {size + 40} {size + 40}" role="img" '
+        f'aria-label="{_esc(f"The {n} x {n} score matrix at {where}.")}">'
+        f'<rect x="0" y="0" width="{size}" height="{size}" fill="white" stroke="black"/>'
+        f'<rect x="{k0 * scale:.3f}" y="{r0 * scale:.3f}" width="{max(1.0, (k1 - k0) * scale):.3f}" '
+        f'height="{max(1.0, (r1 - r0) * scale):.3f}" fill="{ACCENT_COLOUR}"/>{diagonal}'
+        f'<text x="{size / 2}" y="{size + 22}" text-anchor="middle" font-size="12">keys</text>'
+        f'<text x="-12" y="{size / 2}" text-anchor="middle" font-size="12" transform="rotate(-90 -12 {size / 2})">queries</text>'
+        "</svg>"
+    )
+    rows = [
+        ("n \u00d7 n score matrix", memory["dense"]),
+        (f"blocked working set ({block_size} keys per step)", memory["blocked"]),
+        ("ratio", f"{memory['ratio']}\u00d7 less"),
+    ]
+    table = (
+        '<table class="attnlib-view attnlib-memory" data-view="memory">'
+        f"<caption>{_esc(f'memory of one head, {dtype}, d_k = {d_k}')}</caption>"
+        "<tbody>" + "".join(f'<tr><th scope="row">{_esc(a)}</th><td>{_esc(b)}</td></tr>' for a, b in rows) + "</tbody></table>"
+    )
+    facts = (
+        f"The dense computation holds all {n:,d}\u00b2 scores at once ({memory['dense']}); the blocked one holds one strip of at "
+        f"most {min(block_size, n)} key columns ({memory['blocked']} in all). Shown: {where}."
+    )
+    text = "\n".join([facts] + [f"{a}: {b}" for a, b in rows])
+    return _facts(facts) + _flex(picture, table), text

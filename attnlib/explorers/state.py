@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..blocked import block_count
 from ..core import (
     TOKENS,
     AttentionResult,
@@ -48,9 +49,13 @@ from ..core import (
     scaled_scores,
     softmax,
 )
+from ..cost import blocked_working_set_bytes, format_bytes, score_matrix_bytes
 from ..positional import positional_frequencies, sinusoidal_encoding
 
 __all__ = [
+    "block_memory_table",
+    "check_dtype",
+    "check_flag",
     "SettingError",
     "MAX_TOKENS",
     "MAX_D_MODEL",
@@ -616,3 +621,71 @@ def positional_similarity(table: np.ndarray, position: int) -> np.ndarray:
 def default_example() -> tuple[np.ndarray, tuple[str, ...]]:
     """The running example and its token labels (the explorers' default)."""
     return running_example(), TOKENS
+
+
+# ---------------------------------------------------------------------------
+# The long-sequence explorer (chapter 15): memory of dense against blocked attention
+# ---------------------------------------------------------------------------
+
+#: Sequence lengths, block sizes and number formats the long-sequence explorer offers.
+BLOCK_N_CHOICES = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+BLOCK_SIZE_CHOICES = (1, 16, 32, 64, 128, 256, 512, 1024)
+BLOCK_DTYPES = ("float32", "bfloat16")
+#: Width of queries, keys and values in the explorer's memory figures.
+BLOCK_D_K = 64
+
+
+def block_memory_table(d_k: int = BLOCK_D_K) -> dict[str, dict[str, Any]]:
+    """Memory of one head for every setting of the long-sequence explorer, from :mod:`attnlib.cost`.
+
+    Keys are ``"n/block_size/dtype"``; each entry holds the bytes of the
+    ``n x n`` score matrix and of the blocked working set, the same as text
+    (``format_bytes``), their ratio as text and the number of steps.
+
+    Examples
+    --------
+    >>> row = block_memory_table()["4096/128/float32"]
+    >>> row["dense"], row["blocked"], row["ratio"], row["steps"]
+    ('64.0 MiB', '6.0 MiB', '10.6', 32)
+    """
+    table = {}
+    for n in BLOCK_N_CHOICES:
+        for b in BLOCK_SIZE_CHOICES:
+            for dtype in BLOCK_DTYPES:
+                dense = score_matrix_bytes(n, dtype=dtype)
+                blocked = blocked_working_set_bytes(n, d_k, b, dtype=dtype)
+                table[f"{n}/{b}/{dtype}"] = {
+                    "dense_bytes": dense,
+                    "blocked_bytes": blocked,
+                    "dense": format_bytes(dense),
+                    "blocked": format_bytes(blocked),
+                    "ratio": f"{dense / blocked:.1f}",
+                    "steps": block_count(n, b),
+                }
+    return table
+
+
+def check_dtype(value: Any) -> str:
+    """One of :data:`BLOCK_DTYPES`.
+
+    Examples
+    --------
+    >>> check_dtype("bfloat16")
+    'bfloat16'
+    """
+    if not isinstance(value, str) or value not in BLOCK_DTYPES:
+        raise SettingError("dtype", f"one of {list(BLOCK_DTYPES)}", _shown(value))
+    return value
+
+
+def check_flag(setting: str, value: Any) -> bool:
+    """A true/false setting (a Python or numpy bool only).
+
+    Examples
+    --------
+    >>> check_flag("causal", True)
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise SettingError(setting, "True or False", _shown(value))
+    return bool(value)
