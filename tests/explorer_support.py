@@ -93,6 +93,10 @@ def expected_tables(info: dict) -> dict:
         t, d = int(c["position t"]), int(c["d_model"])
         table = np.asarray(data["tables"][str(d)])
         return {"pe": _texts(table), "similarity": _texts(st.positional_similarity(table, t)[:, None])}
+    if kind == "blocks":
+        n, b = int(str(c["sequence length n"]).replace(",", "")), int(c["block size (keys per step)"])
+        row = st.block_memory_table()[f"{n}/{b}/{c['number format']}"]
+        return {"memory": [[row["dense"]], [row["blocked"]], [f"{row['ratio']}\u00d7 less"]]}
     raise AssertionError(f"unknown kind {kind}")
 
 

@@ -507,6 +507,12 @@ def test_block_memory_explorer():
     assert "table" in ex.error and ex.table == explorers.state.block_memory_table()
     with pytest.raises(ValueError, match="index must be a block number"):
         ex.block_at(10**6)
+    ex.set_state({"n": 4096, "block_size": 128, "step": 32})
+    assert ex.result["block"].keys == (3968, 4096) and "step 32 of 32" in ex.summary_text()
+    ex.block_size = 1024  # four blocks now: the step moves back to the last one
+    assert ex.step == 4 and ex.result["block"].keys == (3072, 4096)
+    with pytest.raises(ValueError, match="^step must be a step from 1 to 4"):
+        ex.step = 5
 
 
 def test_positional_explorer():

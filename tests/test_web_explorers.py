@@ -38,6 +38,7 @@ PAGES = {
     "08": "head_count",
     "09": "attention",
     "11": "positional",
+    "15": "blocks",
 }
 KIND = re.compile(r'<div class="attnlib-explorer" data-attnlib-kind="([a-z_]+)"')
 SHOTS = ARTIFACTS / "explorers"

@@ -477,12 +477,14 @@ def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequ
     return _facts(facts) + tables, facts + "\n" + matrix_text(pe, rows)
 
 
-def blocks_snapshot(n: int, block_size: int, dtype: str, d_k: int, causal: bool, memory: Mapping[str, Any], block: Any) -> tuple[str, str]:
-    """The long-sequence explorer's memory table, a picture of the first step's strip of scores, and its text summary."""
+def blocks_snapshot(
+    n: int, block_size: int, dtype: str, d_k: int, causal: bool, memory: Mapping[str, Any], step: int, block: Any
+) -> tuple[str, str]:
+    """The long-sequence explorer's memory table, a picture of the chosen step's strip of scores, and its text summary."""
     size = 220
     scale = size / n
     (k0, k1), (r0, r1) = block.keys, block.rows
-    where = f"step 1 of {memory['steps']}: keys {k0 + 1} to {k1}, queries {r0 + 1} to {r1}"
+    where = f"step {step} of {memory['steps']}: keys {k0 + 1} to {k1}, queries {r0 + 1} to {r1}"
     diagonal = f'<line x1="0" y1="0" x2="{size}" y2="{size}" stroke="black" stroke-dasharray="4 3"/>' if causal else ""
     picture = (
         f'<svg width="{size + 40}" height="{size + 40}" viewBox="-30 -10 {size + 40} {size + 40}" role="img" '
@@ -502,7 +504,7 @@ def blocks_snapshot(n: int, block_size: int, dtype: str, d_k: int, causal: bool,
     table = (
         '<table class="attnlib-view attnlib-memory" data-view="memory">'
         f"<caption>{_esc(f'memory of one head, {dtype}, d_k = {d_k}')}</caption>"
-        "<tbody>" + "".join(f'<tr><th scope="row">{_esc(a)}</th><td>{_esc(b)}</td></tr>' for a, b in rows) + "</tbody></table>"
+        "<tbody>" + "".join(f'<tr><th scope="row">{_esc(a)}</th><td data-j="0">{_esc(b)}</td></tr>' for a, b in rows) + "</tbody></table>"
     )
     facts = (
         f"The dense computation holds all {n:,d}\u00b2 scores at once ({memory['dense']}); the blocked one holds one strip of at "

@@ -56,6 +56,7 @@ __all__ = [
     "block_memory_table",
     "check_dtype",
     "check_flag",
+    "check_step",
     "SettingError",
     "MAX_TOKENS",
     "MAX_D_MODEL",
@@ -689,3 +690,20 @@ def check_flag(setting: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise SettingError(setting, "True or False", _shown(value))
     return bool(value)
+
+
+def check_step(value: Any, n: int, block_size: int) -> int:
+    """A step of the blocked loop: an integer from 1 to the number of blocks of ``block_size`` keys in ``n``.
+
+    Examples
+    --------
+    >>> check_step(32, 4096, 128)
+    32
+    """
+    count = block_count(n, block_size)
+    expected = f"a step from 1 to {count} (n = {n} in blocks of {block_size})"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise SettingError("step", expected, _shown(value))
+    if not math.isfinite(float(value)) or float(value) != int(value) or not 1 <= int(value) <= count:
+        raise SettingError("step", expected, _shown(value))
+    return int(value)

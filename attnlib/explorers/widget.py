@@ -720,7 +720,7 @@ class BlockMemoryExplorer(_Explorer):
     """
 
     KIND = "blocks"
-    STATE = ("n", "block_size", "dtype", "causal")
+    STATE = ("n", "block_size", "dtype", "causal", "step")
     _esm = frontend.module_source("blocks")
     _css = frontend.css_source()
 
@@ -733,6 +733,7 @@ class BlockMemoryExplorer(_Explorer):
     block_size = _checked_trait(128)
     dtype = _checked_trait("float32")
     causal = _checked_trait(False)
+    step = _checked_trait(1)
 
     def __init__(self, coalesce: bool = True) -> None:
         self._ready = False
@@ -746,6 +747,7 @@ class BlockMemoryExplorer(_Explorer):
             block_size=128,
             dtype="float32",
             causal=False,
+            step=1,
         )
 
     @validate("n")
@@ -764,21 +766,31 @@ class BlockMemoryExplorer(_Explorer):
     def _valid_causal(self, proposal: Any) -> bool:
         return self._checked(st.check_flag, "causal", proposal.value)
 
+    @validate("step")
+    def _valid_step(self, proposal: Any) -> int:
+        return self._checked(st.check_step, proposal.value, self.n, self.block_size)
+
     @property
     def result(self) -> dict[str, Any]:
         """The memory figures of the current setting (an entry of ``table``)."""
         return self._result
 
-    def block_at(self, step: int) -> KeyBlock:
-        """The strip of scores at ``step`` (1-based), from :func:`attnlib.blocked.key_block`."""
+    def block_at(self, step: int | None = None) -> KeyBlock:
+        """The strip of scores at ``step`` (1-based; default the explorer's step), from :func:`attnlib.blocked.key_block`."""
+        step = self.step if step is None else step
         return key_block(self.n, self.n, self.block_size, int(step) - 1, causal=self.causal)
 
     def _update(self) -> None:
         self._result = dict(self.table[f"{self.n}/{self.block_size}/{self.dtype}"])
+        if self.step > self._result["steps"]:  # a shorter sequence or a larger block: the last step
+            self.step = self._result["steps"]
+        self._result["block"] = self.block_at()
         self.error = ""
 
     def _parts(self) -> tuple[str, str]:
-        return snapshot.blocks_snapshot(self.n, self.block_size, self.dtype, self.d_k, self.causal, self._result, self.block_at(1))
+        return snapshot.blocks_snapshot(
+            self.n, self.block_size, self.dtype, self.d_k, self.causal, self._result, self.step, self._result["block"]
+        )
 
     def snapshot_html(self) -> str:
         return self._parts()[0]

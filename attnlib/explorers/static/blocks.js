@@ -34,13 +34,15 @@ function donePath(n, blockSize, step, causal, scale) {
 
 function renderBlocks({ model, el: host }) {
   const title = read(model, "title", "Dense against blocked: memory and the scores that exist");
-  const L = focusedLayout(host, model, title, "blocks", ["n", "block_size", "dtype", "causal"]);
+  const L = focusedLayout(host, model, title, "blocks", ["n", "block_size", "dtype", "causal", "step"]);
   const style = L.style;
   let lastChange = "initial setting";
-  let step = 1;
+  // one change, and the step moved back to the last block when the new setting has fewer blocks
   const change = (key, text, v) => {
     lastChange = text;
     model.set(key, v);
+    const count = blockCount(read(model, "n", 4096), read(model, "block_size", 128));
+    if (read(model, "step", 1) > count) model.set("step", count);
     model.save_changes();
   };
   const nControl = choiceSlider({
@@ -61,7 +63,7 @@ function renderBlocks({ model, el: host }) {
   const causalLabel = el("label", { class: "attnlib-checkbox" }, causalBox, " causal mask (skip the rows a block cannot reach)");
   const stepControl = slider({
     label: "step", name: "step", value: 1, min: 1, max: 1, step: 1, digits: 0,
-    onInput: (v) => { lastChange = `step moved to ${v}`; step = v; draw(); },
+    onInput: (v) => change("step", `step moved to ${v}`, v),
   });
   stepControl.input.classList.add("attnlib-step");
   L.controls.prepend(nControl.el, bControl.el, dControl.el, causalLabel, stepControl.el);
@@ -87,7 +89,7 @@ function renderBlocks({ model, el: host }) {
     L.message.show(read(model, "error", "") || (row ? "" : `no memory figures for n = ${n}, block size ${b}, ${dtype}`));
     if (!row) return;
     const steps = blockCount(n, b);
-    step = Math.min(Math.max(1, step), steps);
+    const step = Math.min(Math.max(1, read(model, "step", 1)), steps);
     stepControl.input.max = String(steps);
     stepControl.set(step);
     const blk = keyBlock(n, b, step, causal);
@@ -103,16 +105,16 @@ function renderBlocks({ model, el: host }) {
     memory.replaceChildren(
       el("caption", { text: `memory of one head, ${dtype}, d_k = ${read(model, "d_k", 64)}` }),
       el("tbody", {},
-        el("tr", {}, el("th", { scope: "row", text: "n \u00d7 n score matrix" }), el("td", { text: row.dense })),
-        el("tr", {}, el("th", { scope: "row", text: `blocked working set (${b} keys per step)` }), el("td", { text: row.blocked })),
-        el("tr", {}, el("th", { scope: "row", text: "ratio" }), el("td", { text: `${row.ratio}\u00d7 less` }))),
+        el("tr", {}, el("th", { scope: "row", text: "n \u00d7 n score matrix" }), el("td", { "data-j": 0, text: row.dense })),
+        el("tr", {}, el("th", { scope: "row", text: `blocked working set (${b} keys per step)` }), el("td", { "data-j": 0, text: row.blocked })),
+        el("tr", {}, el("th", { scope: "row", text: "ratio" }), el("td", { "data-j": 0, text: `${row.ratio}\u00d7 less` }))),
     );
     L.facts.textContent = `The dense computation holds all ${n.toLocaleString("en-US")}\u00b2 scores at once (${row.dense}); `
       + `the blocked one holds one strip of at most ${Math.min(b, n)} key columns (${row.blocked} in all). Shown: ${where}.`;
     L.status.say(`Last change: ${lastChange}.`, `${lastChange}. Score matrix ${row.dense}, blocked working set ${row.blocked}; ${where}.`);
   }
   draw();
-  return listen(model, ["n", "block_size", "dtype", "causal", "table", "error"], draw, () => L.status.dispose());
+  return listen(model, ["n", "block_size", "dtype", "causal", "step", "table", "error"], draw, () => L.status.dispose());
 }
 
 export function acceptLink(model, obj) {
@@ -126,6 +128,11 @@ export function acceptLink(model, obj) {
   }
   if ("causal" in obj) {
     if (typeof obj.causal === "boolean") values.causal = obj.causal; else problems.push("causal must be true or false");
+  }
+  if ("step" in obj) {
+    const count = blockCount(values.n ?? read(model, "n", 4096), values.block_size ?? read(model, "block_size", 128));
+    if (Number.isInteger(obj.step) && obj.step >= 1 && obj.step <= count) values.step = obj.step;
+    else problems.push(`step must be a whole number from 1 to ${count}`);
   }
   return [values, problems];
 }
