@@ -667,7 +667,7 @@ def block_memory_table(d_k: int = BLOCK_D_K) -> dict[str, dict[str, Any]]:
 
 
 def check_dtype(value: Any) -> str:
-    """One of :data:`BLOCK_DTYPES`.
+    """One of ``BLOCK_DTYPES``.
 
     Examples
     --------
