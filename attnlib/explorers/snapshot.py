@@ -502,7 +502,7 @@ def blocks_snapshot(
         ("ratio", f"{memory['ratio']}\u00d7 less"),
     ]
     table = (
-        '<table class="attnlib-view attnlib-memory" data-view="memory">'
+        '<table class="attnlib-view" data-view="memory">'
         f"<caption>{_esc(f'memory of one head, {dtype}, d_k = {d_k}')}</caption>"
         "<tbody>" + "".join(f'<tr><th scope="row">{_esc(a)}</th><td data-j="0">{_esc(b)}</td></tr>' for a, b in rows) + "</tbody></table>"
     )

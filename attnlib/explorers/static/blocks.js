@@ -77,7 +77,7 @@ function renderBlocks({ model, el: host }) {
   const keyLabel = el("text", { x: SIZE / 2, y: SIZE + 22, "text-anchor": "middle", "font-size": 12, text: "keys" });
   const queryLabel = el("text", { x: -12, y: SIZE / 2, "text-anchor": "middle", "font-size": 12, transform: `rotate(-90 -12 ${SIZE / 2})`, text: "queries" });
   picture.append(pictureTitle, frame, done, current, diagonal, keyLabel, queryLabel);
-  const memory = el("table", { class: "attnlib-view attnlib-memory", "data-view": "memory" });
+  const memory = el("table", { class: "attnlib-view", "data-view": "memory" });
   L.views.append(el("div", { class: "attnlib-cell" }, picture), el("div", { class: "attnlib-cell" }, memory));
 
   function draw() {
