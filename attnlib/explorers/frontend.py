@@ -76,7 +76,7 @@ def module_source(kind: str) -> str:
                 raise ValueError(f"{name} imports ./{imported}.js, which is not a shared module {SHARED}")
         text = _IMPORT.sub("", text)
         if re.search(r"^\s*import\s", text, re.MULTILINE):
-            raise ValueError(f'{name} has an import that cannot be composed (only `import {{...}} from "./x.js";` lines)')
+            raise ValueError(f"{name} has an import that cannot be composed (only `import {{...}} from \"./x.js\";` lines)")
         parts.append(f"// ---- {name} ----\n{text}")
     return "\n".join(parts)
 

@@ -375,14 +375,8 @@ def scaling_snapshot(d_k: int, n_samples: int, view: Mapping[str, np.ndarray], s
             np.vstack([raw, scaled]), ["q\u00b7k", "q\u00b7k/\u221ad_k"], keys, name="scores", title="scores of one query against six keys"
         ),
         table_html(
-            np.vstack([w_raw, w_scaled]),
-            ["unscaled", "scaled"],
-            keys,
-            name="weights",
-            title="softmax weights",
-            vmin=0.0,
-            vmax=1.0,
-            row_sums=True,
+            np.vstack([w_raw, w_scaled]), ["unscaled", "scaled"], keys, name="weights", title="softmax weights",
+            vmin=0.0, vmax=1.0, row_sums=True,
         ),  # fmt: skip
     )
     text = "\n".join(
@@ -408,14 +402,8 @@ def scale_comparison_snapshot(length: float, tokens: Sequence[str], raw: Any, sc
     tables = _flex(
         table_html(raw.weights, toks, toks, name="unscaled", title="weights without scaling", vmin=0.0, vmax=1.0, row_sums=True),
         table_html(
-            scaled.weights,
-            toks,
-            toks,
-            name="scaled",
-            title=f"weights, scores divided by \u221a2 = {scaled.divisor:.4f}",
-            vmin=0.0,
-            vmax=1.0,
-            row_sums=True,
+            scaled.weights, toks, toks, name="scaled", title=f"weights, scores divided by \u221a2 = {scaled.divisor:.4f}",
+            vmin=0.0, vmax=1.0, row_sums=True,
         ),  # fmt: skip
     )
     text = "\n".join(
@@ -431,13 +419,8 @@ def head_count_snapshot(n_heads: int, d_model: int, params: int, tokens: Sequenc
     tables = _flex(
         *[
             table_html(
-                weights[r],
-                toks,
-                toks,
-                name=f"head{r}",
-                title=f"head {r + 1}: weights (columns {r * d_head + 1}\u2013{(r + 1) * d_head})",
-                vmin=0.0,
-                vmax=1.0,
+                weights[r], toks, toks, name=f"head{r}",
+                title=f"head {r + 1}: weights (columns {r * d_head + 1}\u2013{(r + 1) * d_head})", vmin=0.0, vmax=1.0,
             )  # fmt: skip
             for r in range(n_heads)
         ]
@@ -457,14 +440,8 @@ def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequ
     rows = [f"t={p}" for p in range(n)]
     tables = _flex(
         table_html(
-            pe,
-            rows,
-            cols,
-            name="pe",
-            title=f"PE for positions 0\u2013{n - 1}, d_model = {d_model} (row t outlined)",
-            vmin=-1.0,
-            vmax=1.0,
-            highlight_row=position,
+            pe, rows, cols, name="pe", title=f"PE for positions 0\u2013{n - 1}, d_model = {d_model} (row t outlined)",
+            vmin=-1.0, vmax=1.0, highlight_row=position,
         ),  # fmt: skip
         table_html(
             np.asarray(similarity)[:, None], rows, [f"PE(t={position})\u00b7PE"], name="similarity", title="dot product with every position"
