@@ -11,6 +11,10 @@ instead of a traceback from inside attnlib.
 Every check returns a :class:`CheckResult`, which is truthy exactly when all
 cases passed, so ``assert check_softmax(my_softmax)`` works in a test cell.
 
+The checks of the implement exercises take an optional ``seed``: with a
+student's seed (``attnlib.variants``) they add one case drawn from that
+student's own inputs, judged like the others.
+
 Every call of your function goes through one place, :func:`call_student`:
 
 * it gets fresh copies of the inputs, and a function that changes its input
@@ -55,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from . import compatibility, heads
+from . import compatibility, heads, variants
 from .core import attention, causal_mask, running_example, scaled_scores, self_attention, softmax
 from .positional import positional_frequencies, sinusoidal_encoding
 
@@ -468,10 +472,18 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(2017)
 
 
+def _own_case(seed: int | None, exercise: str, names: tuple[str, ...]) -> tuple[tuple[Any, ...], ...]:
+    """The extra case drawn from a student's own seed (no case without a seed)."""
+    if seed is None:
+        return ()
+    inputs = variants.implement_inputs(exercise, seed).inputs
+    return ((f"your own inputs (seed {seed})", *(inputs[n] for n in names)),)
+
+
 # --- chapter 1 and 2: scores as dot products ------------------------------------------------
 
 
-def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(X)``, which should return every pairwise dot product ``X X^T``.
 
     Entry ``[i, j]`` is the dot product of token (row) ``i`` with token ``j``.
@@ -489,6 +501,7 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -
         ("the running example X", running_example()),
         ("4 tokens with 3 features", rng.normal(size=(4, 3))),
         ("a single token", np.array([[2.0, -1.0, 0.5]])),
+        *_own_case(seed, '1.2', ('X',)),
     ):
         cases.append(
             _Case(
@@ -502,7 +515,9 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True) -
     return _run("pairwise_dots", fn, cases, verbose)
 
 
-def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_bilinear_scores(
+    fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
+) -> CheckResult:
     """Check ``fn(X, W_Q, W_K)``, which should return the scores ``(X W_Q)(X W_K)^T``.
 
     Examples
@@ -519,6 +534,7 @@ def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any
         ("the running example with W_Q != W_K", running_example(), np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[0.5, 0.0], [1.0, -1.0]])),
         ("5 tokens, d_model = 4, d_k = 3", rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))),
         ("a single token", np.array([[1.0, -2.0]]), np.array([[1.0], [0.5]]), np.array([[2.0], [1.0]])),
+        *_own_case(seed, '2.2', ('X', 'W_Q', 'W_K')),
     ):
         want = compatibility.bilinear_scores(X, compatibility.bilinear_matrix(WQ, WK))
         cases.append(
@@ -536,7 +552,7 @@ def check_bilinear_scores(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any
 # --- chapter 4 and 5: softmax, the formula, scaling -------------------------------------------
 
 
-def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(x)``: a softmax along the last axis (each row of a matrix on its own).
 
     Cases: a vector, a matrix, huge and very negative logits (where the
@@ -558,6 +574,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> Chec
         ("very negative logits [[-1000, -1001], [-1200, -1202]]", np.array([[-1000.0, -1001.0], [-1200.0, -1202.0]])),
         ("a row with a -inf entry (a masked key)", np.array([[0.0, 0.7071, -np.inf]])),
         ("a single token [[2.5]]", np.array([[2.5]])),
+        *_own_case(seed, '4.2', ('logits',)),
     ):
         want = softmax(x)
         mistakes = []
@@ -575,7 +592,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True) -> Chec
     return _run("softmax", fn, cases, verbose)
 
 
-def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K, V)``: the output ``softmax(Q K^T / sqrt(d_k)) V`` of scaled dot-product attention.
 
     Examples
@@ -593,6 +610,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
         ("2 queries, 4 keys, d_k = 3, d_v = 5", rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 5))),
         ("large scores (entries of size 30)", 30 * rng.normal(size=(3, 4)), 30 * rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
         ("a single key and value", rng.normal(size=(2, 3)), rng.normal(size=(1, 3)), np.array([[1.0, -1.0]])),
+        *_own_case(seed, '4.3', ('Q', 'K', 'V')),
     ):
         r = attention(Q, K, V)
         mistakes = [
@@ -612,7 +630,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
     return _run("attention", fn, cases, verbose)
 
 
-def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K)``: the scaled scores ``Q K^T / sqrt(d_k)``.
 
     Examples
@@ -630,6 +648,7 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
         ("2 queries, 5 keys, d_k = 4", rng.normal(size=(2, 4)), rng.normal(size=(5, 4))),
         ("6 queries, 3 keys, d_k = 9", rng.normal(size=(6, 9)), rng.normal(size=(3, 9))),
         ("a single token, d_k = 3", np.array([[1.0, 2.0, -1.0]]), np.array([[0.5, 0.5, 2.0]])),
+        *_own_case(seed, '5.2', ('Q', 'K')),
     ):
         raw = scaled_scores(Q, K, scale=False)
         want = scaled_scores(Q, K)
@@ -657,7 +676,9 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
 # --- chapter 6 and 8: one head, many heads ----------------------------------------------------
 
 
-def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_attention_head(
+    fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
+) -> CheckResult:
     """Check ``fn(X, W_Q, W_K, W_V)``: the output of one self-attention head.
 
     It should project ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and return
@@ -684,6 +705,7 @@ def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.nd
             rng.normal(size=(4, 2)),
         ),
         ("a single token", np.array([[0.3, -0.7]]), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 3))),
+        *_own_case(seed, '6.2', ('X', 'W_Q', 'W_K', 'W_V')),
     ):
         head = self_attention(Xc, WQ, WK, WV)
         Q, K, V, want = head.Q, head.K, head.V, head.output
@@ -705,7 +727,7 @@ def check_attention_head(fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.nd
     return _run("attention_head", fn, cases, verbose)
 
 
-def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True) -> CheckResult:
+def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(M, n_heads)``: the columns of ``M`` cut into ``n_heads`` consecutive blocks.
 
     The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``r``
@@ -723,6 +745,7 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
         ("a 3x6 matrix into 3 heads", rng.normal(size=(3, 6)), 3),
         ("an 8x8 weight matrix into 4 heads", rng.normal(size=(8, 8)), 4),
         ("one head (nothing to split)", rng.normal(size=(3, 4)), 1),
+        *_own_case(seed, '8.2', ('M', 'n_heads')),
     ):
         want = heads.split_heads(M, h)
         d = M.shape[1] // h
@@ -749,7 +772,7 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
 # --- chapter 9: masks -------------------------------------------------------------------------
 
 
-def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckResult:
+def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n)``: a boolean ``(n, n)`` causal mask, True where query ``i`` may attend to key ``j <= i``.
 
     Examples
@@ -760,7 +783,8 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckRe
     False
     """
     cases = []
-    for n in (3, 1, 6):
+    own = () if seed is None else variants.implement_inputs("9.2", seed).sizes
+    for n in (3, 1, 6, *own):
         want = causal_mask(n)
         label = "n = 1 (a single token)" if n == 1 else f"n = {n}"
         mistakes = (
@@ -781,7 +805,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True) -> CheckRe
     return _run("causal_mask", fn, cases, verbose)
 
 
-def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(scores, allowed)``: attention weights where forbidden keys get exactly 0.
 
     ``allowed`` is boolean (True = may attend); each row of the result sums
@@ -802,6 +826,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
         ("2 queries, 4 keys, a padding mask", rng.normal(size=(2, 4)), np.array([[True, True, False, True], [True, False, False, True]])),
         ("huge scores", 500 * rng.normal(size=(3, 3)), causal_mask(3)),
         ("a single token", np.array([[1.5]]), np.array([[True]])),
+        *_own_case(seed, '9.3', ('scores', 'allowed')),
     ):
         want = softmax(np.where(allowed, scores, -np.inf))
         after = softmax(scores) * allowed
@@ -825,7 +850,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
 # --- chapter 11: positions --------------------------------------------------------------------
 
 
-def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True) -> CheckResult:
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
 
     ``PE[t, 2i] = sin(t / 10000^(2i/d_model))``, ``PE[t, 2i+1] = cos(...)`` with
@@ -837,7 +862,9 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
     True
     """
     cases = []
-    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16), (4, 5)):
+    mine = None if seed is None else variants.implement_inputs("11.2", seed)
+    own = () if mine is None else ((mine.n_positions, mine.d_model),)
+    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16), (4, 5), *own):
         want = sinusoidal_encoding(n, d)
         t = np.arange(n)[:, None]
         i = np.arange((d + 1) // 2)[None, :]  # pairs; with an odd d_model the last one has only its sine column

@@ -53,7 +53,7 @@ MASKED_COLOUR = "#dddddd"
 #: How a masked cell (a ``-inf`` score) is written: a minus sign and the infinity symbol.
 MASKED_TEXT = "\u2212\u221e"
 
-#: The same text under the name the explorers use (one definition: :data:`MASKED_TEXT`).
+#: The same text as :data:`MASKED_TEXT`, under the name the explorers use.
 NEG_INF_TEXT = MASKED_TEXT
 
 #: Beyond this magnitude a value is written in scientific notation (``1.0000e+308``), so a cell stays short.

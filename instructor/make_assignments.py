@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Make nbgrader source notebooks from the exercises at the end of the chapters.
 
-The chapter notebooks are the only source of truth: their exercise cells
-(tag ``exercise``) already carry the nbgrader metadata (solution cells,
-autograded test cells with hidden tests, manually graded answers, points
-and grade ids). This script copies those cells, in order, into one small
-assignment notebook per chapter, leaving out the cells tagged ``book-only``
+The chapter notebooks are the source of truth of the exercises: their
+exercise cells (tag ``exercise``) carry the nbgrader metadata (the seed cell,
+solution cells, autograded test cells, manually graded answers, points and
+grade ids). The hidden tests are not in the chapters: they live in
+``instructor/hidden_tests/chNN.py``, one block per test cell, and this script
+appends each block to its test cell between nbgrader's hidden-test markers.
+It copies the exercise cells, in order, into one small assignment notebook
+per chapter that has exercises, leaving out the cells tagged ``book-only``
 (worked solutions shown as dropdowns in the web book). The result is an
 nbgrader course folder::
 
     COURSE/nbgrader_config.py        (written once; edit it freely afterwards)
+    COURSE/variant_key.txt           (written once: the course's key for the students' seeds)
+    COURSE/book_plugins.py           (the book's nbgrader plugins, importable in COURSE)
     COURSE/source/ch04/ch04.ipynb    (one assignment per chapter)
 
 Usage::
@@ -25,6 +30,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
+import secrets
 import sys
 from pathlib import Path
 
@@ -32,6 +39,9 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
+HIDDEN_TESTS = ROOT / "instructor" / "hidden_tests"
+PLUGINS = ROOT / "instructor" / "nbgrader_plugins.py"
+BLOCK_RE = re.compile(r"^# %% (\S+)\n", re.M)
 EXERCISE_TAG = "exercise"
 BOOK_ONLY_TAG = "book-only"
 
@@ -47,11 +57,40 @@ c.CourseDirectory.db_url = "sqlite:///" + {db!r}
 c.Exchange.root = {exchange!r}
 # Students' kernels need attnlib: install the book's requirements.txt in the grading environment.
 c.ExecutePreprocessor.timeout = 120
+
+# Per-student numbers: autograde sets the seed of the student it grades (from the roster id and
+# the course key) right after it has restored the locked cells, so an edited seed cell changes nothing.
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, {plugins_dir!r})
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds  # noqa: E402
+from nbgrader.preprocessors import OverwriteCells, OverwriteKernelspec  # noqa: E402
+from nbgrader_plugins import ShortTracebacks, StudentSeed  # noqa: E402
+
+c.StudentSeed.key = (Path({root!r}) / "variant_key.txt").read_text().strip()
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, StudentSeed, CheckCellMetadata,
+]
+# Feedback shows the student their results and the visible self-checks, never the hidden tests.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]
+'''
+
+SHIM = '''"""The book's nbgrader plugins, importable from this course folder (written by make_assignments.py)."""
+
+import sys
+
+sys.path.insert(0, {plugins_dir!r})
+from nbgrader_plugins import LmsGradesExporter, StudentSeed  # noqa: E402, F401
 '''
 
 
 def chapter_files() -> list[Path]:
-    return sorted(CHAPTERS.glob("[0-9][0-9]-*.ipynb"))
+    """Every chapter with exercise cells, in order (new chapters are picked up by this glob)."""
+    return [p for p in sorted(CHAPTERS.glob("[0-9][0-9]-*.ipynb")) if exercise_cells(nbformat.read(p, as_version=4))]
 
 
 def assignment_name(chapter: Path) -> str:
@@ -73,8 +112,31 @@ def exercise_cells(nb) -> list:
     return out
 
 
+def hidden_tests(name: str) -> dict[str, str]:
+    """grade id -> hidden test code, from ``instructor/hidden_tests/<name>.py`` (empty if there is none)."""
+    path = HIDDEN_TESTS / f"{name}.py"
+    if not path.exists():
+        return {}
+    parts = BLOCK_RE.split(path.read_text())
+    return {gid: code.strip("\n") for gid, code in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def inject_hidden_tests(cells: list, blocks: dict[str, str], where: str) -> None:
+    """Append each hidden test block to the test cell of its grade id, between nbgrader's markers."""
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in cells}
+    unknown = sorted(set(blocks) - set(by_id))
+    if unknown:
+        raise ValueError(f"{where}: hidden tests for grade ids that no exercise cell has: {unknown}")
+    for gid, code in blocks.items():
+        cell = by_id[gid]
+        meta = cell.metadata["nbgrader"]
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            raise ValueError(f"{where}: {gid} is not an autograded test cell")
+        cell.source = f"{cell.source}\n### BEGIN HIDDEN TESTS\n{code}\n### END HIDDEN TESTS"
+
+
 def assignment_notebook(chapter: Path):
-    """The nbgrader source notebook of one chapter: its exercise cells only, without outputs."""
+    """The nbgrader source notebook of one chapter: its exercise cells and hidden tests, without outputs."""
     nb = nbformat.read(chapter, as_version=4)
     cells = exercise_cells(nb)
     if not cells:
@@ -85,6 +147,7 @@ def assignment_notebook(chapter: Path):
         raise ValueError(f"{chapter.name}: grade ids used twice: {sorted(dupes)}")
     if not any(c.metadata.get("nbgrader", {}).get("grade") for c in cells):
         raise ValueError(f"{chapter.name}: no graded cell among its exercises")
+    inject_hidden_tests(cells, hidden_tests(assignment_name(chapter)), chapter.name)
     for cell in cells:
         if cell.cell_type == "code":
             cell.outputs = []
@@ -106,8 +169,14 @@ def write_course(course: Path, numbers: list[int] | None = None) -> list[Path]:
                 root=str(course),
                 db=str(course / "gradebook.db"),
                 exchange=str(course / "exchange"),
+                plugins_dir=str(PLUGINS.parent),
             )
         )
+    key = course / "variant_key.txt"
+    if not key.exists():
+        key.write_text(secrets.token_hex(16) + "\n")
+        key.chmod(0o600)
+    (course / "book_plugins.py").write_text(SHIM.format(plugins_dir=str(PLUGINS.parent)))
     written = []
     for chapter in chapter_files():
         if numbers and int(chapter.name[:2]) not in numbers:

@@ -100,7 +100,7 @@ def exercise_code_numbers(path: Path) -> str:
     cells = [c for c in nb.cells if c.cell_type == "code" and is_exercise_cell(c)]
     namespace: dict = {}
     for c in cells:
-        if c.id.endswith("-exercise-01") or "### BEGIN SOLUTION" in c.source:
+        if c.id.endswith(("-exercise-01", "-exercise-seed")) or "### BEGIN SOLUTION" in c.source:
             if "def " not in c.source:
                 exec(compile(c.source, f"{path.name}:{c.id}", "exec"), namespace)  # noqa: S102
     shown = [c.source for c in cells]
