@@ -4,7 +4,23 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
-from . import backward, checks, compatibility, cost, exact, experiments, heads, paths, plots, positional, retrieval, scaling, training
+from . import (
+    backward,
+    blocked,
+    checks,
+    compatibility,
+    cost,
+    exact,
+    experiments,
+    heads,
+    measure,
+    paths,
+    plots,
+    positional,
+    retrieval,
+    scaling,
+    training,
+)
 from .core import (
     TOKENS,
     AttentionResult,
@@ -28,6 +44,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "backward",
+    "blocked",
     "checks",
     "compatibility",
     "cost",
@@ -37,6 +54,7 @@ __all__ = [
     "exact",
     "scaling",
     "heads",
+    "measure",
     "paths",
     "plots",
     "positional",

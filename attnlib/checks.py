@@ -956,3 +956,77 @@ def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose:
             )
         )
     return _run("softmax_backward", fn, cases, verbose)
+
+# --- chapter 15: long sequences ---------------------------------------------------------------
+
+__all__ += ["check_two_block_normaliser"]
+
+
+def _two_block_mistakes(s1: np.ndarray, s2: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """The (m, l) pairs that typical mistakes give, computed without warnings; cases where a mistake is NaN are left out."""
+    with np.errstate(all="ignore"):
+        m1, m2 = s1.max(), s2.max()
+        m = max(m1, m2)
+        l1 = np.exp(s1 - m1).sum()
+        tail = np.exp(s2 - m).sum()
+        candidates = [
+            (
+                np.array([m, l1 + tail]),
+                "you added l1 without rescaling it: when the maximum grows from m1 to m, multiply l1 by exp(m1 - m).",
+            ),
+            (np.array([m, l1 * np.exp(m - m1) + tail]), "the rescaling factor is upside down: it is exp(m1 - m), never larger than 1."),
+            (
+                np.array([m, np.exp(np.concatenate([s1, s2])).sum()]),
+                "l should be the sum of exp(s - m), relative to the maximum m, not of exp(s).",
+            ),
+            (np.array([m2, l1 + np.exp(s2 - m2).sum()]), "m must be the maximum over BOTH blocks, max(m1, m2)."),
+        ]
+    return [(v, hint) for v, hint in candidates if np.all(np.isfinite(v))]
+
+
+def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True) -> CheckResult:
+    """Check ``fn(s1, s2)``: the online softmax over two blocks of scores, returning ``(m, l)``.
+
+    ``m`` is the largest score of both blocks and ``l = sum_j exp(s_j - m)``
+    over both, computed block by block: first ``m1`` and ``l1`` of block 1,
+    then block 2 folded in with the rescaling factor ``exp(m1 - m)``. The
+    weights are then ``exp(s - m) / l``. Cases include the running example,
+    huge scores (where ``exp(s)`` overflows) and masked keys (``-inf``), also
+    a first block that is masked entirely.
+
+    Examples
+    --------
+    >>> def my_normaliser(s1, s2):
+    ...     m1 = s1.max()
+    ...     l1 = np.exp(s1 - m1).sum() if m1 > -np.inf else 0.0
+    ...     m = max(m1, s2.max())
+    ...     return m, l1 * np.exp(m1 - m) + np.exp(s2 - m).sum()
+    >>> check_two_block_normaliser(my_normaliser, verbose=False).passed
+    True
+    >>> def no_rescaling(s1, s2):
+    ...     m = max(s1.max(), s2.max())
+    ...     return m, np.exp(s1 - s1.max()).sum() + np.exp(s2 - m).sum()
+    >>> check_two_block_normaliser(no_rescaling, verbose=False).passed
+    False
+    """
+    from .blocked import online_softmax_step
+
+    S = scaled_scores(running_example(), running_example())
+    cases = []
+    for label, s1, s2 in (
+        ("the running example, query x2, blocks [x1] and [x2, x3]", S[1, :1], S[1, 1:]),
+        ("the largest score in the first block", np.array([2.0, 1.0]), np.array([0.5])),
+        ("huge scores [1000, 999] and [1001]", np.array([1000.0, 999.0]), np.array([1001.0])),
+        ("very negative scores [-1000] and [-1002, -999]", np.array([-1000.0]), np.array([-1002.0, -999.0])),
+        ("a masked key (-inf) in the second block", np.array([0.5]), np.array([-np.inf, 1.5])),
+        ("a first block that is masked entirely", np.array([-np.inf, -np.inf]), np.array([0.3, -0.2])),
+    ):
+        m, l, _, _ = online_softmax_step(-np.inf, 0.0, s1)
+        m, l, _, _ = online_softmax_step(m, l, s2)
+        want = np.array([float(m), float(l)])
+        hint = "Return the pair (m, l). Fold block 2 into (m1, l1): m = max(m1, max(s2)), l = l1 * exp(m1 - m) + sum(exp(s2 - m))."
+        if np.isneginf(s1).all():
+            hint += " A block that is masked entirely has m1 = -inf and l1 = 0: avoid exp(-inf - (-inf)), which is NaN."
+        mistakes = tuple((w, h) for w, h in _two_block_mistakes(s1, s2) if not np.allclose(w, want))
+        cases.append(_Case(label, (s1, s2), want, mistakes, hint))
+    return _run("two_block_normaliser", fn, cases, verbose)

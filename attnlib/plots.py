@@ -9,7 +9,7 @@ label the axes with token names. Each function returns the matplotlib
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_int, quiet, to_ndarray
+from ._validate import as_array, as_flag, as_int, quiet, to_ndarray
 
 __all__ = [
     "CMAP",
@@ -34,6 +34,7 @@ __all__ = [
     "heatmap",
     "is_displayable",
     "is_masked",
+    "loss_curves",
     "token_vectors",
     "readable_text_colour",
 ]
@@ -330,6 +331,58 @@ def token_vectors(
     return fig
 
 
+def loss_curves(
+    curves: dict[str, Sequence[Any]],
+    *,
+    ax: Axes | None = None,
+    title: str = "",
+    log: bool = True,
+    xlabel: str = "training step",
+    ylabel: str = "loss",
+) -> Figure:
+    """Loss curves of several groups of runs: each run thin, each group's median thick.
+
+    ``curves`` maps a group label to a list of equal-length loss arrays (one
+    per seed). Colours are Okabe-Ito (``LINE_COLOURS``), one per group, and every line style
+    differs too, so the groups stay apart without colour.
+
+    Examples
+    --------
+    >>> fig = loss_curves({"a": [[1.0, 0.5, 0.2]], "b": [[1.0, 0.9, 0.8], [1.0, 0.7, 0.6]]})
+    >>> [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    ['a (median of 1)', 'b (median of 2)']
+    >>> plt.close(fig)
+    """
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError(f"curves must be a non-empty dict of label -> list of loss curves; got {type(curves).__name__}")
+    log = as_flag("log", log)
+    groups = {}
+    for label, runs in curves.items():
+        arr = as_array(f"curves[{label!r}]", runs, 2)
+        if log and (arr <= 0).any():
+            raise ValueError(f"curves[{label!r}] has entries <= 0, which a logarithmic axis cannot show; pass log=False")
+        groups[str(label)] = arr
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+    else:
+        fig = ax.figure
+    styles = ("-", "--", "-.", ":")
+    for g, (label, arr) in enumerate(groups.items()):
+        colour, style = LINE_COLOURS[(4 + g) % len(LINE_COLOURS)], styles[g % len(styles)]
+        steps = np.arange(arr.shape[1])
+        for run in arr:
+            ax.plot(steps, run, color=colour, linestyle=style, linewidth=0.7, alpha=0.45)
+        ax.plot(steps, np.median(arr, axis=0), color=colour, linestyle=style, linewidth=2.4, label=f"{label} (median of {len(arr)})")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
 def path_length_heatmap(
     matrix: Any,
     labels: Sequence[str],
@@ -506,3 +559,84 @@ def multi_head_data_flow(
 
 
 __all__ += ["path_length_heatmap", "attention_data_flow", "multi_head_data_flow"]
+
+
+# --- chapter 15: which blocks of the score matrix exist ---------------------------------------
+
+__all__ += ["key_block_steps"]
+
+
+def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *, title: str = "") -> Figure:
+    """Draw the score matrix at several steps of the blocked computation.
+
+    ``data`` is the dictionary of :func:`attnlib.blocked.block_explorer_data`.
+    In each panel the block of scores that exists at that step is coloured
+    and numbered with the step, the blocks already folded into the running
+    maximum, normaliser and sum are hatched grey (they no longer exist), and
+    the blocks still to come are white. With a causal mask a dashed line marks
+    the diagonal: scores above it are masked. ``steps`` are 0-based step
+    numbers (default: every step, at most six).
+
+    Examples
+    --------
+    >>> from attnlib.blocked import block_explorer_data
+    >>> fig = key_block_steps(block_explorer_data(6, 2), steps=[0, 2])
+    >>> [ax.get_title() for ax in fig.axes]
+    ['step 1 of 3', 'step 3 of 3']
+    >>> plt.close(fig)
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or "n" not in data:
+        raise ValueError(f"data must be the dictionary of attnlib.blocked.block_explorer_data; got {type(data).__name__}")
+    n = as_int("data['n']", data["n"], minimum=1, what="a positive integer")
+    blocks = data["steps"]
+    for b in blocks:
+        ok = isinstance(b, dict) and all(isinstance(b.get(k), list) and len(b[k]) == 2 for k in ("keys", "rows"))
+        if not ok or not all(isinstance(v, int) and 0 <= v <= n for k in ("keys", "rows") for v in b[k]):
+            raise ValueError(f"data['steps'] must hold {{'keys': [start, stop], 'rows': [start, stop]}} within 0..{n}; got {b!r}")
+    if not blocks:
+        raise ValueError("data['steps'] is empty: there is no block to draw")
+    if steps is None:
+        chosen = list(range(min(len(blocks), 6)))
+    elif isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
+        raise ValueError(f"steps must be a list of step numbers; got {steps!r}")
+    else:
+        chosen = [as_int("steps", s, minimum=0, what=f"a step number from 0 to {len(blocks) - 1}") for s in steps]
+    if not chosen:
+        raise ValueError("steps is empty: choose at least one step to draw")
+    for s in chosen:
+        if s >= len(blocks):
+            raise ValueError(f"steps must be between 0 and {len(blocks) - 1}; got {s}")
+    if not isinstance(title, str):
+        raise ValueError(f"title must be text; got {title!r}")
+    fig, axes = plt.subplots(1, len(chosen), figsize=(2.3 * len(chosen) + 0.4, 2.7), layout="constrained", squeeze=False)
+    for ax, s in zip(axes[0], chosen):
+        ax.add_patch(matplotlib.patches.Rectangle((0, 0), n, n, facecolor="white", edgecolor="black", lw=1))
+        for t, block in enumerate(blocks[: s + 1]):
+            (k0, k1), (r0, r1) = block["keys"], block["rows"]
+            current = t == s
+            ax.add_patch(
+                matplotlib.patches.Rectangle(
+                    (k0, r0),
+                    k1 - k0,
+                    r1 - r0,
+                    facecolor=OKABE_ITO[4] if current else "#dddddd",
+                    hatch=None if current else "//",
+                    edgecolor="black",
+                    lw=0.8,
+                )
+            )
+            if current:
+                ax.text((k0 + k1) / 2, (r0 + r1) / 2, str(s + 1), ha="center", va="center", color="white", fontsize=11)
+        if data.get("causal"):
+            ax.plot([0, n], [0, n], "--", color="black", lw=1)
+        ax.set_xlim(0, n)
+        ax.set_ylim(n, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks([0.5, n - 0.5], labels=["1", str(n)])
+        ax.set_yticks([0.5, n - 0.5], labels=["1", str(n)])
+        ax.set_xlabel("key")
+        ax.set_ylabel("query")
+        ax.set_title(f"step {s + 1} of {len(blocks)}")
+    if title:
+        fig.suptitle(title)
+    return fig

@@ -96,6 +96,10 @@ def expected_tables(info: dict) -> dict:
     if kind == "training":
         view = st.training_view(data, int(c["training step"]))
         return {"weights": _texts(view["weights"]), "bilinear": _texts(view["bilinear"])}
+    if kind == "blocks":
+        n, b = int(str(c["sequence length n"]).replace(",", "")), int(c["block size (keys per step)"])
+        row = st.block_memory_table()[f"{n}/{b}/{c['number format']}"]
+        return {"memory": [[row["dense"]], [row["blocked"]], [f"{row['ratio']}\u00d7 less"]]}
     raise AssertionError(f"unknown kind {kind}")
 
 

@@ -32,6 +32,18 @@ def good_head(X, W_Q, W_K, W_V):
     return good_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V
 
 
+def good_two_block(s1, s2):
+    m1 = s1.max()
+    m = max(m1, s2.max())
+    l1 = np.exp(s1 - m1).sum() if m1 > -np.inf else 0.0
+    return m, l1 * np.exp(m1 - m) + np.exp(s2 - m).sum()
+
+
+def _l1(s1):
+    """Block 1's own normaliser, relative to its own maximum (0 for a block that is masked entirely)."""
+    return np.exp(s1 - s1.max()).sum() if s1.max() > -np.inf else 0.0
+
+
 RIGHT = {
     "check_pairwise_dots": lambda X: X @ X.T,
     "check_bilinear_scores": lambda X, WQ, WK: (X @ WQ) @ (X @ WK).T,
@@ -44,6 +56,7 @@ RIGHT = {
     "check_masked_weights": lambda S, allowed: good_softmax(np.where(allowed, S, -np.inf)),
     "check_sinusoidal_encoding": lambda n, d: attnlib.sinusoidal_encoding(n, d).tolist(),  # a list is accepted too
     "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
+    "check_two_block_normaliser": good_two_block,
 }
 
 # (check, wrong implementation, a phrase its message must contain)
@@ -75,6 +88,9 @@ WRONG = [
     ("check_sinusoidal_encoding", lambda n, d: attnlib.sinusoidal_encoding(n, d)[:, ::-1], "wrong"),
     ("check_softmax_backward", lambda A, dA: A * dA, "second term"),
     ("check_softmax_backward", lambda A, dA: A * (dA - np.sum(dA * A, axis=0, keepdims=True)), "ROW"),
+    ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), _l1(a) + np.exp(b - max(a.max(), b.max())).sum()), "rescaling"),
+    ("check_two_block_normaliser", lambda a, b: (b.max(), _l1(a) + np.exp(b - b.max()).sum()), "BOTH blocks"),
+    ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), np.exp(np.concatenate([a, b])).sum()), "not of exp(s)"),
 ]
 
 

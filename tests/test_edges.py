@@ -261,6 +261,27 @@ def b_score_bytes(draw):
     return kw
 
 
+def b_flops(draw):
+    kw = b_ints("n", "d_k", "heads", high=10**30)(draw)
+    kw.update(b_ints("d_v", "n_keys", high=10**6)(draw))
+    return kw
+
+
+def b_working_set(draw):
+    kw = b_ints("n", "d_k", "block_size", "heads", high=10**30)(draw)
+    kw["dtype"] = draw(st.sampled_from(sorted(cost.DTYPE_BYTES)))
+    kw["input_copies"] = draw(st.booleans())
+    return kw
+
+
+def b_key_block_steps(draw):
+    from attnlib.blocked import block_explorer_data
+
+    n, b = draw(st.integers(1, 40)), draw(st.integers(1, 41))
+    data = block_explorer_data(n, b, causal=draw(st.booleans()))
+    return {"data": data, "steps": [draw(st.integers(0, len(data["steps"]) - 1))], "title": "blocks"}
+
+
 def b_format_bytes(draw):
     num = draw(
         st.one_of(
@@ -453,6 +474,8 @@ SPECS = [
     ("cost.score_matrix_entries", cost.score_matrix_entries, b_ints("n", "n_keys", "heads", "batch", high=10**30), 75, ()),
     ("cost.score_matrix_bytes", cost.score_matrix_bytes, b_score_bytes, 75, ()),
     ("cost.format_bytes", cost.format_bytes, b_format_bytes, 150, ()),
+    ("cost.attention_flops", cost.attention_flops, b_flops, 75, ()),
+    ("cost.blocked_working_set_bytes", cost.blocked_working_set_bytes, b_working_set, 75, ()),
     ("exact.exact_number", exact.exact_number, lambda d: {"name": "x", "value": d(st.one_of(st.floats(), st.integers()))}, 100, ()),
     ("exact.exact_matrix", exact.exact_matrix, b_exact_matrix, 75, ()),
     ("exact.exact_softmax", exact.exact_softmax, b_exact_softmax, 50, ()),
@@ -498,6 +521,7 @@ SPECS = [
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
     ("plots.loss_curves", plots.loss_curves, b_loss_curves, 15, ()),
+    ("plots.key_block_steps", plots.key_block_steps, b_key_block_steps, 15, ()),
 ]
 
 #: Words of numpy's or Python's own errors that must never reach a reader.

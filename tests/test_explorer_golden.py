@@ -225,3 +225,57 @@ def test_every_composed_module_parses(kind, tmp_path):
     path.write_text(module_source(kind))
     proc = subprocess.run([shutil.which("node"), "--check", str(path)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+BLOCKS_RUNNER = r"""
+import { readFileSync } from "node:fs";
+const [modulePath, casesPath] = process.argv.slice(2);
+const m = await import(modulePath);
+const cases = JSON.parse(readFileSync(casesPath, "utf8"));
+process.stdout.write(JSON.stringify(cases.map((c) => ({
+  count: m.blockCount(c.n, c.b),
+  block: m.keyBlock(c.n, c.b, c.step, c.causal),
+}))));
+"""
+
+
+def test_blocks_explorer_strips_agree_with_attnlib(tmp_path):
+    """The long-sequence explorer's strip of scores at a step (JS) is attnlib.blocked.key_block's, for every setting."""
+    from attnlib.blocked import block_count, key_block
+
+    rng = np.random.default_rng(15)
+    cases = []
+    for n in st.BLOCK_N_CHOICES:
+        for b in st.BLOCK_SIZE_CHOICES:
+            count = block_count(n, b)
+            steps = {1, count, *rng.integers(1, count + 1, size=5).tolist()}
+            cases += [{"n": n, "b": b, "step": int(s), "causal": causal} for s in sorted(steps) for causal in (False, True)]
+    module = tmp_path / "blocks.mjs"
+    module.write_text(module_source("blocks"))
+    runner = tmp_path / "blocks-runner.mjs"
+    runner.write_text(BLOCKS_RUNNER)
+    data = tmp_path / "blocks-cases.json"
+    data.write_text(json.dumps(cases))
+    proc = subprocess.run([shutil.which("node"), str(runner), module.as_uri(), str(data)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for case, js in zip(cases, json.loads(proc.stdout), strict=True):
+        ref = key_block(case["n"], case["n"], case["b"], case["step"] - 1, causal=case["causal"])
+        assert js["count"] == block_count(case["n"], case["b"]), case
+        assert (tuple(js["block"]["keys"]), tuple(js["block"]["rows"])) == (ref.keys, ref.rows), case
+    assert len(cases) > 500
+
+
+def test_blocks_explorer_memory_table_is_attnlibs():
+    """Every memory figure the page looks up comes from attnlib.cost, and the formatting is format_bytes'."""
+    from attnlib.cost import blocked_working_set_bytes, format_bytes, score_matrix_bytes
+
+    table = st.block_memory_table()
+    assert len(table) == len(st.BLOCK_N_CHOICES) * len(st.BLOCK_SIZE_CHOICES) * len(st.BLOCK_DTYPES)
+    for key, row in table.items():
+        n, b, dtype = key.split("/")
+        n, b = int(n), int(b)
+        assert row["dense_bytes"] == score_matrix_bytes(n, dtype=dtype)
+        assert row["blocked_bytes"] == blocked_working_set_bytes(n, st.BLOCK_D_K, b, dtype=dtype)
+        assert (row["dense"], row["blocked"]) == (format_bytes(row["dense_bytes"]), format_bytes(row["blocked_bytes"]))
+        assert row["ratio"] == f"{row['dense_bytes'] / row['blocked_bytes']:.1f}"
+    assert table["131072/128/float32"]["dense"] == "64.0 GiB"

@@ -485,6 +485,36 @@ def test_head_count_explorer():
     assert kept(ex) == before
 
 
+def test_block_memory_explorer():
+    from attnlib.blocked import key_block
+    from attnlib.cost import blocked_working_set_bytes, format_bytes, score_matrix_bytes
+
+    ex = explorers.block_memory_explorer()
+    assert (ex.n, ex.block_size, ex.dtype, ex.causal) == (4096, 128, "float32", False)
+    for n, b, dtype, causal in ((131072, 1, "bfloat16", True), (512, 1024, "float32", False), (8192, 64, "float32", True)):
+        ex.set_state({"n": n, "block_size": b, "dtype": dtype, "causal": causal})
+        assert ex.result["dense"] == format_bytes(score_matrix_bytes(n, dtype=dtype))
+        assert ex.result["blocked_bytes"] == blocked_working_set_bytes(n, 64, b, dtype=dtype)
+        assert ex.block_at(2 if n > b else 1) == key_block(n, n, b, 1 if n > b else 0, causal=causal)
+        assert f"{n:,d}" in ex.summary_text()
+    before = kept(ex)
+    for name, bad in (("n", 1000), ("n", "4096"), ("block_size", 3), ("dtype", "int8"), ("causal", 1), ("causal", "yes")):
+        with pytest.raises(ValueError, match=f"^{name} must be") as err:
+            setattr(ex, name, bad)
+        assert isinstance(err.value, explorers.InvalidSetting)
+    assert kept(ex) == before
+    ex.set_state({"table": {}})  # data cannot be changed from the page
+    assert "table" in ex.error and ex.table == explorers.state.block_memory_table()
+    with pytest.raises(ValueError, match="index must be a block number"):
+        ex.block_at(10**6)
+    ex.set_state({"n": 4096, "block_size": 128, "step": 32})
+    assert ex.result["block"].keys == (3968, 4096) and "step 32 of 32" in ex.summary_text()
+    ex.block_size = 1024  # four blocks now: the step moves back to the last one
+    assert ex.step == 4 and ex.result["block"].keys == (3072, 4096)
+    with pytest.raises(ValueError, match="^step must be a step from 1 to 4"):
+        ex.step = 5
+
+
 def test_positional_explorer():
     ex = explorers.positional_explorer()
     assert ex.position == 1 and ex.d_model == 2 and ex.d_model_choices == [2, 4, 6, 8, 10, 12, 14, 16]
@@ -555,6 +585,7 @@ ALL = [
     explorers.head_count_explorer,
     explorers.positional_explorer,
     explorers.training_explorer,
+    explorers.block_memory_explorer,
 ]
 
 

@@ -39,6 +39,7 @@ PAGES = {
     "09": "attention",
     "11": "positional",
     "14": "training",
+    "15": "blocks",
 }
 KIND = re.compile(r'<div class="attnlib-explorer" data-attnlib-kind="([a-z_]+)"')
 SHOTS = ARTIFACTS / "explorers"

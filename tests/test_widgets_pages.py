@@ -23,6 +23,7 @@ CHAPTER_WIDGETS = {
     "08": "head_count_explorer",
     "09": "mask_explorer",
     "11": "positional_explorer",
+    "15": "block_memory_explorer",
 }
 
 

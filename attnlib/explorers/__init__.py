@@ -29,6 +29,7 @@ from .snapshot import CSS, SNAPSHOT_NOTE, matrix_html
 from .state import MAX_D_MODEL, MAX_TOKENS, SettingError, reference_views
 from .widget import (
     AttentionExplorer,
+    BlockMemoryExplorer,
     HeadCountExplorer,
     InvalidSetting,
     PositionalExplorer,
@@ -44,6 +45,7 @@ __all__ = [
     "HeadCountExplorer",
     "PositionalExplorer",
     "TrainingExplorer",
+    "BlockMemoryExplorer",
     "InvalidSetting",
     "SettingError",
     "attention_explorer",
@@ -54,6 +56,7 @@ __all__ = [
     "head_count_explorer",
     "positional_explorer",
     "training_explorer",
+    "block_memory_explorer",
     "reference_views",
     "matrix_html",
     "SNAPSHOT_NOTE",
@@ -171,3 +174,17 @@ def training_explorer() -> TrainingExplorer:
     (0.969, (6, 6))
     """
     return TrainingExplorer()
+
+def block_memory_explorer() -> BlockMemoryExplorer:
+    """Chapter 15: choose n, the block size, the number format and a causal mask; memory of dense against blocked.
+
+    Examples
+    --------
+    >>> ex = block_memory_explorer()
+    >>> ex.result["dense"], ex.result["blocked"]
+    ('64.0 MiB', '6.0 MiB')
+    >>> ex.n = 131072
+    >>> ex.result["dense"], ex.block_at(2).keys
+    ('64.0 GiB', (128, 256))
+    """
+    return BlockMemoryExplorer()

@@ -14,7 +14,7 @@ True
 >>> 'from "./' in module_source("attention")
 False
 >>> sorted(KINDS)
-['attention', 'head_count', 'positional', 'scale_comparison', 'scaling', 'training']
+['attention', 'blocks', 'head_count', 'positional', 'scale_comparison', 'scaling', 'training']
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ __all__ = ["KINDS", "STATIC", "SHARED", "module_source", "css_source", "module_f
 #: Folder of the front-end files (package data).
 STATIC = Path(__file__).resolve().parent / "static"
 #: The kinds of explorer, each with its module ``static/<kind>.js``.
-KINDS = ("attention", "scaling", "scale_comparison", "head_count", "positional", "training")
+KINDS = ("attention", "scaling", "scale_comparison", "head_count", "positional", "training", "blocks")
 #: The modules every kind imports, in the order they are composed.
 SHARED = ("compute.js", "ui.js")
 #: The web page host (not part of the anywidget modules).
@@ -62,10 +62,10 @@ def module_source(kind: str) -> str:
     >>> src = module_source("scaling")
     >>> src.count("export default")
     1
-    >>> module_source("heads")
+    >>> module_source("heads")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: kind must be one of ('attention', 'scaling', 'scale_comparison', 'head_count', 'positional', 'training'); got 'heads'
+    ValueError: kind must be one of ('attention', 'scaling', ...); got 'heads'
     """
     _check_kind(kind)
     parts = []

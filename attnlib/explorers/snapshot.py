@@ -28,6 +28,7 @@ from ..plots import MASKED_COLOUR, NEG_INF_TEXT, OKABE_ITO, colour_table, format
 from .state import AttentionViews
 
 __all__ = [
+    "blocks_snapshot",
     "SNAPSHOT_NOTE",
     "CSS",
     "style_data",
@@ -469,3 +470,38 @@ def training_snapshot(view: Mapping[str, Any], last_step: int, tokens: Sequence[
     )
     text = "\n".join([facts, "attention weights:", matrix_text(view["weights"], toks), "W_Q W_K^T:", matrix_text(view["bilinear"], feats)])
     return _facts(facts) + tables, text
+def blocks_snapshot(
+    n: int, block_size: int, dtype: str, d_k: int, causal: bool, memory: Mapping[str, Any], step: int, block: Any
+) -> tuple[str, str]:
+    """The long-sequence explorer's memory table, a picture of the chosen step's strip of scores, and its text summary."""
+    size = 220
+    scale = size / n
+    (k0, k1), (r0, r1) = block.keys, block.rows
+    where = f"step {step} of {memory['steps']}: keys {k0 + 1} to {k1}, queries {r0 + 1} to {r1}"
+    diagonal = f'<line x1="0" y1="0" x2="{size}" y2="{size}" stroke="black" stroke-dasharray="4 3"/>' if causal else ""
+    picture = (
+        f'<svg width="{size + 40}" height="{size + 40}" viewBox="-30 -10 {size + 40} {size + 40}" role="img" '
+        f'aria-label="{_esc(f"The {n} x {n} score matrix at {where}.")}">'
+        f'<rect x="0" y="0" width="{size}" height="{size}" fill="white" stroke="black"/>'
+        f'<rect x="{k0 * scale:.3f}" y="{r0 * scale:.3f}" width="{max(1.0, (k1 - k0) * scale):.3f}" '
+        f'height="{max(1.0, (r1 - r0) * scale):.3f}" fill="{ACCENT_COLOUR}"/>{diagonal}'
+        f'<text x="{size / 2}" y="{size + 22}" text-anchor="middle" font-size="12">keys</text>'
+        f'<text x="-12" y="{size / 2}" text-anchor="middle" font-size="12" transform="rotate(-90 -12 {size / 2})">queries</text>'
+        "</svg>"
+    )
+    rows = [
+        ("n \u00d7 n score matrix", memory["dense"]),
+        (f"blocked working set ({block_size} keys per step)", memory["blocked"]),
+        ("ratio", f"{memory['ratio']}\u00d7 less"),
+    ]
+    table = (
+        '<table class="attnlib-view" data-view="memory">'
+        f"<caption>{_esc(f'memory of one head, {dtype}, d_k = {d_k}')}</caption>"
+        "<tbody>" + "".join(f'<tr><th scope="row">{_esc(a)}</th><td data-j="0">{_esc(b)}</td></tr>' for a, b in rows) + "</tbody></table>"
+    )
+    facts = (
+        f"The dense computation holds all {n:,d}\u00b2 scores at once ({memory['dense']}); the blocked one holds one strip of at "
+        f"most {min(block_size, n)} key columns ({memory['blocked']} in all). Shown: {where}."
+    )
+    text = "\n".join([facts] + [f"{a}: {b}" for a, b in rows])
+    return _facts(facts) + _flex(picture, table), text

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ..blocked import block_count
 from ..core import (
     TOKENS,
     AttentionResult,
@@ -48,11 +49,16 @@ from ..core import (
     scaled_scores,
     softmax,
 )
+from ..cost import blocked_working_set_bytes, format_bytes, score_matrix_bytes
 from ..experiments import learn_previous_token, previous_token_probe
 from ..positional import positional_frequencies, sinusoidal_encoding
 from ..training import explorer_steps
 
 __all__ = [
+    "block_memory_table",
+    "check_dtype",
+    "check_flag",
+    "check_training_step",
     "SettingError",
     "MAX_TOKENS",
     "MAX_D_MODEL",
@@ -86,7 +92,7 @@ __all__ = [
     "positional_data",
     "TRAINING_RECORD_STEPS",
     "training_data",
-    "check_step",
+    "check_block_step",
     "training_view",
 ]
 
@@ -653,12 +659,12 @@ def _training_data(seed: int) -> dict[str, Any]:
     return explorer_steps(run, previous_token_probe())
 
 
-def check_step(value: Any, steps: Sequence[int]) -> int:
+def check_training_step(value: Any, steps: Sequence[int]) -> int:
     """A recorded training step.
 
     Examples
     --------
-    >>> check_step(20, [0, 10, 20])
+    >>> check_training_step(20, [0, 10, 20])
     20
     """
     return check_choice("step", value, steps)
@@ -666,7 +672,7 @@ def check_step(value: Any, steps: Sequence[int]) -> int:
 
 def training_view(data: dict[str, Any], step: int) -> dict[str, Any]:
     """What the training explorer shows at ``step``: its loss, weight on the previous token, attention map and ``W_Q W_K^T``."""
-    k = list(data["steps"]).index(check_step(step, data["steps"]))
+    k = list(data["steps"]).index(check_training_step(step, data["steps"]))
     return {
         "step": int(step),
         "loss": float(data["losses"][k]),
@@ -674,3 +680,87 @@ def training_view(data: dict[str, Any], step: int) -> dict[str, Any]:
         "weights": np.array(data["weights"][k], dtype=float),
         "bilinear": np.array(data["bilinear"][k], dtype=float),
     }
+
+# ---------------------------------------------------------------------------
+# The long-sequence explorer (chapter 15): memory of dense against blocked attention
+# ---------------------------------------------------------------------------
+
+#: Sequence lengths, block sizes and number formats the long-sequence explorer offers.
+BLOCK_N_CHOICES = (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+BLOCK_SIZE_CHOICES = (1, 16, 32, 64, 128, 256, 512, 1024)
+BLOCK_DTYPES = ("float32", "bfloat16")
+#: Width of queries, keys and values in the explorer's memory figures.
+BLOCK_D_K = 64
+
+
+def block_memory_table(d_k: int = BLOCK_D_K) -> dict[str, dict[str, Any]]:
+    """Memory of one head for every setting of the long-sequence explorer, from :mod:`attnlib.cost`.
+
+    Keys are ``"n/block_size/dtype"``; each entry holds the bytes of the
+    ``n x n`` score matrix and of the blocked working set, the same as text
+    (``format_bytes``), their ratio as text and the number of steps.
+
+    Examples
+    --------
+    >>> row = block_memory_table()["4096/128/float32"]
+    >>> row["dense"], row["blocked"], row["ratio"], row["steps"]
+    ('64.0 MiB', '6.0 MiB', '10.6', 32)
+    """
+    table = {}
+    for n in BLOCK_N_CHOICES:
+        for b in BLOCK_SIZE_CHOICES:
+            for dtype in BLOCK_DTYPES:
+                dense = score_matrix_bytes(n, dtype=dtype)
+                blocked = blocked_working_set_bytes(n, d_k, b, dtype=dtype)
+                table[f"{n}/{b}/{dtype}"] = {
+                    "dense_bytes": dense,
+                    "blocked_bytes": blocked,
+                    "dense": format_bytes(dense),
+                    "blocked": format_bytes(blocked),
+                    "ratio": f"{dense / blocked:.1f}",
+                    "steps": block_count(n, b),
+                }
+    return table
+
+
+def check_dtype(value: Any) -> str:
+    """One of ``BLOCK_DTYPES``.
+
+    Examples
+    --------
+    >>> check_dtype("bfloat16")
+    'bfloat16'
+    """
+    if not isinstance(value, str) or value not in BLOCK_DTYPES:
+        raise SettingError("dtype", f"one of {list(BLOCK_DTYPES)}", _shown(value))
+    return value
+
+
+def check_flag(setting: str, value: Any) -> bool:
+    """A true/false setting (a Python or numpy bool only).
+
+    Examples
+    --------
+    >>> check_flag("causal", True)
+    True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise SettingError(setting, "True or False", _shown(value))
+    return bool(value)
+
+
+def check_block_step(value: Any, n: int, block_size: int) -> int:
+    """A step of the blocked loop: an integer from 1 to the number of blocks of ``block_size`` keys in ``n``.
+
+    Examples
+    --------
+    >>> check_block_step(32, 4096, 128)
+    32
+    """
+    count = block_count(n, block_size)
+    expected = f"a step from 1 to {count} (n = {n} in blocks of {block_size})"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise SettingError("step", expected, _shown(value))
+    if not math.isfinite(float(value)) or float(value) != int(value) or not 1 <= int(value) <= count:
+        raise SettingError("step", expected, _shown(value))
+    return int(value)

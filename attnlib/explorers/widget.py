@@ -39,6 +39,7 @@ import numpy as np
 import traitlets
 from traitlets import Dict, Float, Int, List, Unicode, validate
 
+from ..blocked import KeyBlock, key_block
 from ..core import TOKENS, AttentionResult, attention, running_example
 from . import frontend, snapshot
 from . import state as st
@@ -52,6 +53,7 @@ __all__ = [
     "HeadCountExplorer",
     "PositionalExplorer",
     "TrainingExplorer",
+    "BlockMemoryExplorer",
 ]
 
 
@@ -744,7 +746,7 @@ class TrainingExplorer(_Explorer):
 
     @validate("step")
     def _valid_step(self, proposal: Any) -> int:
-        return self._checked(st.check_step, proposal.value, self.steps or [0])
+        return self._checked(st.check_training_step, proposal.value, self.steps or [0])
 
     def _data(self) -> dict[str, Any]:
         return {"steps": self.steps, "losses": self.losses, "previous": self.previous, "weights": self.weights, "bilinear": self.bilinear}
@@ -760,6 +762,94 @@ class TrainingExplorer(_Explorer):
 
     def _parts(self) -> tuple[str, str]:
         return snapshot.training_snapshot(self._view, self.steps[-1], self.tokens, self.features)
+
+    def snapshot_html(self) -> str:
+        return self._parts()[0]
+
+    def summary_text(self) -> str:
+        return self._parts()[1]
+
+
+class BlockMemoryExplorer(_Explorer):
+    """Chapter 15: memory of the n x n score matrix against the blocked working set, and the strip of scores per step.
+
+    The memory figures come from :mod:`attnlib.cost` (``table``, one entry per
+    setting); the page draws the strip of scores that exists at a step it
+    chooses, which :meth:`block_at` gives in Python.
+    """
+
+    KIND = "blocks"
+    STATE = ("n", "block_size", "dtype", "causal", "step")
+    _esm = frontend.module_source("blocks")
+    _css = frontend.css_source()
+
+    n_choices = List(Int()).tag(sync=True)
+    block_choices = List(Int()).tag(sync=True)
+    dtypes = List(Unicode()).tag(sync=True)
+    d_k = Int(st.BLOCK_D_K).tag(sync=True)
+    table = Dict().tag(sync=True)
+    n = _checked_trait(4096)
+    block_size = _checked_trait(128)
+    dtype = _checked_trait("float32")
+    causal = _checked_trait(False)
+    step = _checked_trait(1)
+
+    def __init__(self, coalesce: bool = True) -> None:
+        self._ready = False
+        super().__init__(
+            title="Dense against blocked: memory and the scores that exist",
+            n_choices=list(st.BLOCK_N_CHOICES),
+            block_choices=list(st.BLOCK_SIZE_CHOICES),
+            dtypes=list(st.BLOCK_DTYPES),
+            table=st.block_memory_table(),
+            n=4096,
+            block_size=128,
+            dtype="float32",
+            causal=False,
+            step=1,
+        )
+
+    @validate("n")
+    def _valid_n(self, proposal: Any) -> int:
+        return self._checked(st.check_choice, "n", proposal.value, st.BLOCK_N_CHOICES)
+
+    @validate("block_size")
+    def _valid_block_size(self, proposal: Any) -> int:
+        return self._checked(st.check_choice, "block_size", proposal.value, st.BLOCK_SIZE_CHOICES)
+
+    @validate("dtype")
+    def _valid_dtype(self, proposal: Any) -> str:
+        return self._checked(st.check_dtype, proposal.value)
+
+    @validate("causal")
+    def _valid_causal(self, proposal: Any) -> bool:
+        return self._checked(st.check_flag, "causal", proposal.value)
+
+    @validate("step")
+    def _valid_step(self, proposal: Any) -> int:
+        return self._checked(st.check_block_step, proposal.value, self.n, self.block_size)
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The memory figures of the current setting (an entry of ``table``)."""
+        return self._result
+
+    def block_at(self, step: int | None = None) -> KeyBlock:
+        """The strip of scores at ``step`` (1-based; default the explorer's step), from :func:`attnlib.blocked.key_block`."""
+        step = self.step if step is None else step
+        return key_block(self.n, self.n, self.block_size, int(step) - 1, causal=self.causal)
+
+    def _update(self) -> None:
+        self._result = dict(self.table[f"{self.n}/{self.block_size}/{self.dtype}"])
+        if self.step > self._result["steps"]:  # a shorter sequence or a larger block: the last step
+            self.step = self._result["steps"]
+        self._result["block"] = self.block_at()
+        self.error = ""
+
+    def _parts(self) -> tuple[str, str]:
+        return snapshot.blocks_snapshot(
+            self.n, self.block_size, self.dtype, self.d_k, self.causal, self._result, self.step, self._result["block"]
+        )
 
     def snapshot_html(self) -> str:
         return self._parts()[0]

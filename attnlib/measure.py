@@ -1,0 +1,227 @@
+"""Measuring on this machine: time, peak memory and power-law fits.
+
+Time is the median of a few calls, wall-clock (``time.perf_counter``) or CPU time (``time.process_time``);
+peak memory is the largest amount of memory allocated *during* a call,
+recorded by ``tracemalloc`` (numpy reports its array buffers to it), so
+arrays made before the call, such as the inputs, do not count. A power law
+``y = c n^p`` is a straight line on log-log axes; :func:`fit_power_law`
+finds ``p`` by least squares on the logarithms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_array, as_positive_int
+from .blocked import chunked_attention
+from .core import attention
+
+__all__ = ["CLOCKS", "PowerLawFit", "fit_power_law", "peak_memory_bytes", "median_seconds", "Measurement", "measure_attention"]
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """The least-squares fit ``y = prefactor * n ** exponent`` on log-log axes.
+
+    Attributes
+    ----------
+    exponent:
+        The slope of ``log y`` against ``log n``.
+    prefactor:
+        ``y`` at ``n = 1`` according to the fit.
+    """
+
+    exponent: float
+    prefactor: float
+
+    def predict(self, n: Any) -> np.ndarray:
+        """The fitted ``y`` at ``n``.
+
+        Examples
+        --------
+        >>> PowerLawFit(2.0, 4.0).predict([1, 10]).tolist()
+        [4.0, 400.0]
+        """
+        return self.prefactor * np.asarray(n, dtype=np.float64) ** self.exponent
+
+
+def fit_power_law(n: Any, y: Any) -> PowerLawFit:
+    """Fit ``y = c n^p`` by least squares on ``log n`` and ``log y``.
+
+    Parameters
+    ----------
+    n, y:
+        At least two positive sizes (not all equal) and the positive values measured at them.
+
+    Examples
+    --------
+    >>> fit = fit_power_law([512, 1024, 2048], [4 * 512**2, 4 * 1024**2, 4 * 2048**2])
+    >>> round(fit.exponent, 6), round(fit.prefactor, 6)
+    (2.0, 4.0)
+    """
+    x = as_array("n", n, 1)
+    v = as_array("y", y, 1)
+    if x.shape != v.shape:
+        raise ValueError(f"n and y need the same length; got {x.shape[0]} and {v.shape[0]}")
+    if x.shape[0] < 2 or np.all(x == x[0]):
+        raise ValueError(f"a power law needs at least two different sizes n; got {x.tolist()}")
+    if np.any(x <= 0) or np.any(v <= 0):
+        raise ValueError("n and y must be positive (their logarithms are fitted)")
+    slope, intercept = np.polyfit(np.log(x), np.log(v), 1)
+    return PowerLawFit(float(slope), float(np.exp(intercept)))
+
+
+def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
+    """Largest memory allocated while ``fn(*args, **kwargs)`` runs, in bytes (``tracemalloc``).
+
+    Examples
+    --------
+    >>> peak_memory_bytes(np.zeros, 1_000_000) >= 8_000_000
+    True
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be a function; got {type(fn).__name__}")
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        fn(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    return max(0, peak - before)
+
+
+#: The clocks :func:`median_seconds` can read: elapsed (wall-clock) time, or the CPU time of this process
+#: (all its threads), which other programs running on the same machine disturb much less.
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: str = "wall", **kwargs: Any) -> float:
+    """Median time of ``repeats`` calls of ``fn(*args, **kwargs)``, in seconds, on the clock ``clock``.
+
+    ``clock="wall"`` measures elapsed time; ``clock="cpu"`` the processor
+    time this process spent (see :data:`CLOCKS`).
+
+    Examples
+    --------
+    >>> median_seconds(sum, [1, 2, 3], repeats=3) >= 0
+    True
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be a function; got {type(fn).__name__}")
+    repeats = as_positive_int("repeats", repeats)
+    if not isinstance(clock, str) or clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
+    now = CLOCKS[clock]
+    times = []
+    for _ in range(repeats):
+        start = now()
+        fn(*args, **kwargs)
+        times.append(now() - start)
+    return float(np.median(times))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Time and peak memory of the dense and the blocked attention at one length ``n``.
+
+    Attributes
+    ----------
+    n:
+        Sequence length (self-attention, ``n`` queries and keys).
+    dense_seconds, blocked_seconds:
+        Median times of :func:`attnlib.core.attention` and :func:`attnlib.blocked.chunked_attention`.
+    dense_peak, blocked_peak:
+        Their peak memory in bytes.
+    max_difference:
+        The largest absolute difference between their outputs.
+    """
+
+    n: int
+    dense_seconds: float
+    blocked_seconds: float
+    dense_peak: int
+    blocked_peak: int
+    max_difference: float
+
+
+@contextlib.contextmanager
+def _blas_threads(threads: int | None) -> Iterator[None]:
+    """Limit the BLAS library to ``threads`` threads inside the block (None: leave it alone)."""
+    if threads is None:
+        yield
+        return
+    threads = as_positive_int("blas_threads", threads)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        if sys.platform == "emscripten":  # Pyodide (JupyterLite): numpy's BLAS has no threads there
+            yield
+            return
+        raise ValueError("blas_threads needs the package threadpoolctl (pip install threadpoolctl)") from None
+    with threadpool_limits(limits=threads, user_api="blas"):
+        yield
+
+
+def _dense_output(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    return attention(Q, K, V).output
+
+
+def measure_attention(
+    lengths: Sequence[int],
+    d_k: int = 64,
+    block_size: int = 128,
+    repeats: int = 3,
+    seed: int = 0,
+    clock: str = "wall",
+    blas_threads: int | None = None,
+) -> list[Measurement]:
+    """Time and peak memory of dense and blocked attention for each ``n`` in ``lengths`` (float64).
+
+    Queries, keys and values are seeded standard-normal ``(n, d_k)`` arrays;
+    times are read on ``clock`` (``"wall"`` or ``"cpu"``, see :func:`median_seconds`).
+    ``blas_threads=1`` runs the matrix products on one thread (with
+    threadpoolctl), which makes timings on a machine shared with other
+    programs much steadier; ``None`` keeps the BLAS library's own choice.
+    Memory is measured in one separate call of each (tracemalloc slows
+    allocation down, so timed calls run without it).
+
+    Examples
+    --------
+    >>> [row.n for row in measure_attention([16, 32], d_k=4, block_size=8, repeats=1)]
+    [16, 32]
+    """
+    d_k = as_positive_int("d_k", d_k)
+    block_size = as_positive_int("block_size", block_size)
+    repeats = as_positive_int("repeats", repeats)
+    rng = np.random.default_rng(seed)
+    rows = []
+    with _blas_threads(blas_threads):
+        for n in lengths:
+            n = as_positive_int("lengths", n)
+            Q, K, V = (rng.standard_normal((n, d_k)) for _ in range(3))
+            blocked_kw = {"block_size": block_size}
+            difference = float(np.abs(_dense_output(Q, K, V) - chunked_attention(Q, K, V, **blocked_kw)).max())
+            rows.append(
+                Measurement(
+                    n,
+                    median_seconds(_dense_output, Q, K, V, repeats=repeats, clock=clock),
+                    median_seconds(chunked_attention, Q, K, V, repeats=repeats, clock=clock, **blocked_kw),
+                    peak_memory_bytes(_dense_output, Q, K, V),
+                    peak_memory_bytes(chunked_attention, Q, K, V, **blocked_kw),
+                    difference,
+                )
+            )
+    return rows
