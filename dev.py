@@ -3,13 +3,16 @@
 
     python3 dev.py book   # set up .venv, print the PDF and build the web book into _build/html
     python3 dev.py pdf    # set up .venv and print the whole book into _build/pdf/deriving-attention.pdf
-    python3 dev.py test   # set up .venv with the test tools and run every test
+    python3 dev.py test           # set up .venv with the test tools and run every test (what CI runs)
+    python3 dev.py test --quick   # the inner loop: ruff, unit tests, doctests, explorers, self-checks
 
 All create the virtual environment ``.venv`` on first use and reinstall
 only when a requirements file or ``pyproject.toml`` changed. The PDF is
 printed by Debian's chromium (``/usr/bin/chromium``); without it ``book``
 builds the web book without the PDF and says so. Extra
-arguments after ``test`` go to pytest (for example ``-k softmax``).
+arguments after ``test`` go to pytest (for example ``-k softmax``); ``--quick``
+runs only what a change to ``attnlib/`` or a notebook's code most likely
+breaks, in about a minute, and says how to run the rest.
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
+
+from pdf.chromium import CHROMIUM
 
 ROOT = Path(__file__).resolve().parent
 VENV = Path(os.environ.get("ATTN_VENV", ROOT / ".venv"))
@@ -29,7 +35,6 @@ PY = BIN / ("python.exe" if os.name == "nt" else "python")
 
 # requirements-docs.txt (the JupyterLite site's build tools) is included by requirements-dev.txt too
 REQUIREMENTS = {"book": ["requirements.txt", "requirements-docs.txt"], "test": ["requirements-dev.txt"]}
-CHROMIUM = Path("/usr/bin/chromium")
 BUILD = ["jupyter-book", "build", ".", "-W", "-n", "--keep-going"]
 
 
@@ -97,12 +102,55 @@ def pdf(extra: list[str]) -> None:
     print("\nThe next `python3 dev.py book` links it from the web book (intro page and every download menu)")
 
 
+#: what a change to attnlib/ or to a notebook's code most likely breaks, in about a minute:
+#: attnlib's unit and property tests and doctests, the explorers (their JavaScript against attnlib
+#: in node included) and the exercises' self-checks; no book build, browser, server or nbgrader
+QUICK = ["tests/unit", "tests/explorers", "tests/exercises", "attnlib"]
+#: two cores: one worker builds the book while the other runs the fast tests, then both share
+#: the browser and build tests; a module stays on one worker (its fixtures are made once)
+PARALLEL = ["-n", os.environ.get("ATTN_TEST_WORKERS", "2"), "--dist", "loadscope", "--no-loadscope-reorder"]
+
+
+class Phases:
+    """Wall time of each phase of a command, printed at the end (also when a phase fails)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def run(self, name: str, step, *args) -> None:
+        start = time.perf_counter()
+        try:
+            step(*args)
+        finally:
+            self.seconds[name] = time.perf_counter() - start
+
+    def report(self) -> None:
+        total = sum(self.seconds.values())
+        parts = ", ".join(f"{name} {s:.0f} s" for name, s in self.seconds.items())
+        print(f"\nPhases (wall time): {parts}; total {total:.0f} s", flush=True)
+
+
 def test(extra: list[str]) -> None:
-    ensure_env("test")
-    ensure_node_modules()
-    run([BIN / "ruff", "check", "."])
-    coverage = [] if extra else ["--cov=attnlib", "--cov-report=term-missing:skip-covered", "--cov-fail-under=90"]
-    run([PY, "-m", "pytest", *coverage, *extra])
+    quick = "--quick" in extra
+    extra = [a for a in extra if a != "--quick"]
+    phases = Phases()
+    try:
+        phases.run("install", ensure_env, "test")
+        phases.run("npm", ensure_node_modules)
+        phases.run("ruff", run, [BIN / "ruff", "check", "."])
+        if quick:
+            args = [*PARALLEL, "--durations=10", *QUICK, *extra]
+        elif extra:
+            args = extra  # a chosen selection, e.g. `-k softmax`: plain pytest, no coverage
+        else:
+            coverage = ["--cov=attnlib", "--cov-report=term-missing:skip-covered", "--cov-fail-under=95"]
+            args = [*PARALLEL, *coverage, "--durations=25"]
+        phases.run("pytest", run, [PY, "-m", "pytest", *args])
+    finally:
+        phases.report()
+    if quick:
+        print("The quick loop passed. The full suite (book builds, browsers, nbgrader, the Binder-like "
+              "environment; what CI runs): python3 dev.py test", flush=True)
 
 
 def main(argv: list[str]) -> None:

@@ -44,7 +44,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import nbformat  # noqa: E402
 import numpy as np  # noqa: E402
-from web_support import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, browser_context, jupyterlab, serve  # noqa: E402
+from support.browser import browser_context  # noqa: E402
+from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, jupyterlab, serve  # noqa: E402
 
 from attnlib import widgets  # noqa: E402
 from attnlib.explorers import frontend  # noqa: E402

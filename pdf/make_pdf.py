@@ -36,11 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "_ext"))
+sys.path.insert(0, str(HERE))
 from book_pdf import PDF_NAME, pdf_path  # noqa: E402
+from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 FOOTER = ('<div style="width:100%;font-size:8px;font-family:sans-serif;color:#555;padding:0 15mm;display:flex;'
           'justify-content:space-between"><span class="title"></span>'
           '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>')

@@ -1,6 +1,20 @@
-"""Shared fixtures: the built book and the executed chapter notebooks.
+"""The expensive things the tests share, each made once per run (``support.once``), and the run's order.
 
-Both are expensive, so each is made once per test session and shared.
+One chain makes everything that needs the chapters executed:
+
+1. ``binder_env``: a fresh virtual environment from ``requirements.txt`` alone, as Binder
+   builds it, with a kernel started in ``chapters/`` to show which ``attnlib`` it imports;
+2. ``binder_book``: in that environment, the Jupyter Book convention
+   (``jupyter-book build . -W -n --keep-going``) with an empty execution cache, so that
+   every notebook of the book is executed top to bottom by that environment's kernel:
+   the only execution of the chapters in a test run;
+3. ``built_book``: the strict build with the test environment's tools (the JupyterLite
+   site included), started from a copy of that execution cache. Jupyter Book's cache is
+   keyed on the notebooks' code cells, exactly as ``python3 dev.py book`` reuses
+   ``_build/.jupyter_cache``: a notebook whose code is the same is not run again, and the
+   test that checks the build also checks that nothing was executed a second time;
+4. ``executed(path)``: a notebook as that execution left it (outputs and seconds), read
+   from the cache, for the tests of the chapters' outputs, figures and prose numbers.
 """
 
 from __future__ import annotations
@@ -8,64 +22,104 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
+import venv
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = ROOT / "chapters"
-BIN = Path(sys.executable).parent
+from support.notebooks import book_notebooks
+from support.once import once
+from support.paths import BIN, CHAPTERS, ROOT
 
 # Kernels started by the tests inherit this environment; a forced backend such as
 # MPLBACKEND=Agg would stop notebooks from displaying their figures inline.
 os.environ.pop("MPLBACKEND", None)
 
+# Kernels, nbgrader and jupyter-book are found in the test environment first.
+os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
-def chapter_notebooks() -> list[Path]:
-    return sorted(CHAPTERS.glob("[0-9][0-9]-*.ipynb"))
-
-
-def execute_notebook(path: Path, timeout: int = 60):
-    """Run a notebook top to bottom in a fresh kernel (cwd: chapters/); return (notebook, seconds)."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    start = time.perf_counter()
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(CHAPTERS)}}).execute()
-    return nb, time.perf_counter() - start
+# The modules that start the chain of expensive fixtures (see the module docstring) run first,
+# so that under pytest-xdist one worker builds while the other runs the fast tests; the modules
+# that only wait for the chain run last. Everything else keeps its collection order.
+FIRST = ("book/test_binder_env.py",)
+LAST = ("book/", "web/test_web", "web/test_cheatsheet", "web/test_lite")
 
 
-def output_text(nb) -> str:
-    """Everything a notebook's executed cells showed: streams, text, HTML, Markdown and LaTeX."""
-    parts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if "text" in out:
-                parts.append(out["text"])
-            for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
-                if mime in out.get("data", {}):
-                    parts.append(out["data"][mime])
-    return "\n".join(parts)
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        path = Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix() if "tests" in Path(str(item.fspath)).parts else ""
+        if path.startswith(FIRST):
+            return 0
+        if path.startswith(LAST):
+            return 2
+        return 1
+
+    items.sort(key=rank)  # sort is stable: the order inside each rank is pytest's
+
+
+def _env_without_venv(bindir: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+PROBE = r'''
+import json, sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+chapters, out = Path(sys.argv[1]), Path(sys.argv[2])
+probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+    "import json, os, sys\nimport attnlib\n"
+    "print(json.dumps({'prefix': sys.prefix, 'attnlib': attnlib.__file__, 'cwd': os.getcwd()}))"
+)])
+NotebookClient(probe, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(chapters)}}).execute()
+out.write_text(probe.cells[0].outputs[0]["text"])
+'''
+
+
+def _make_binder_env(folder: Path) -> dict:
+    env_dir = folder / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    env = _env_without_venv(env_dir / "bin")
+    install = subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
+    script, probe_out = folder / "probe.py", folder / "probe.json"
+    script.write_text(PROBE)
+    run = subprocess.run([python, script, CHAPTERS, probe_out], cwd=CHAPTERS, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, f"starting a kernel in the Binder environment failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    return {"env_dir": str(env_dir), "probe": probe_out.read_text()}
 
 
 @pytest.fixture(scope="session")
-def executed():
-    """``executed(path)`` runs a chapter once per session and returns ``(notebook, seconds)``.
+def binder_env(tmp_path_factory) -> dict:
+    """A fresh virtual environment from requirements.txt alone (pip's cache is reused) and what its kernel imported."""
+    return once(tmp_path_factory, "binder-env", _make_binder_env)
 
-    Shared by every test that reads executed chapters (outputs, figures, prose numbers).
-    """
-    cache: dict[str, tuple[object, float]] = {}
 
-    def run(path: Path):
-        if path.stem not in cache:
-            cache[path.stem] = execute_notebook(path, timeout=60)
-        return cache[path.stem]
+@pytest.fixture(scope="session")
+def binder_book(binder_env, tmp_path_factory) -> dict:
+    """The conventional strict build in the Binder environment, which executes every notebook of the book."""
 
-    return run
+    def make(folder: Path) -> dict:
+        env_bin = Path(binder_env["env_dir"]) / "bin"
+        build = subprocess.run(
+            [env_bin / "jupyter-book", "build", ROOT, "--path-output", folder, "-W", "-n", "--keep-going"],
+            cwd=ROOT, env=_env_without_venv(env_bin), capture_output=True, text=True,
+        )  # fmt: skip
+        log = build.stdout + build.stderr
+        (folder / "build.log").write_text(log)
+        assert build.returncode == 0, f"jupyter-book build in the fresh environment failed:\n{log[-6000:]}"
+        return {"html": str(folder / "_build" / "html"), "cache": str(folder / "_build" / ".jupyter_cache"), "log": log}
+
+    return once(tmp_path_factory, "binder-book", make)
 
 
 @dataclass
@@ -76,28 +130,52 @@ class BuiltBook:
 
 
 @pytest.fixture(scope="session")
-def built_book(tmp_path_factory) -> BuiltBook:
-    """Build the whole book strictly into a fresh folder (no cache), as CI and readers do."""
-    out = tmp_path_factory.mktemp("book")
-    jb = shutil.which("jupyter-book", path=str(BIN)) or shutil.which("jupyter-book")
-    assert jb, "jupyter-book is not installed in the test environment"
-    start = time.perf_counter()
-    proc = subprocess.run(
-        [jb, "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"),
-    )
-    seconds = time.perf_counter() - start
-    log = proc.stdout + proc.stderr
-    (out / "build.log").write_text(log)
-    assert proc.returncode == 0, f"strict book build failed ({proc.returncode}):\n{log[-6000:]}"
-    return BuiltBook(out / "_build" / "html", log, seconds)
+def built_book(binder_book, tmp_path_factory) -> BuiltBook:
+    """The strict build with the test environment's tools (JupyterLite site included), from the run's execution cache."""
+
+    def make(folder: Path) -> dict:
+        shutil.copytree(binder_book["cache"], folder / "_build" / ".jupyter_cache")
+        jb = shutil.which("jupyter-book", path=str(BIN))
+        assert jb, "jupyter-book is not installed in the test environment"
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [jb, "build", str(ROOT), "--path-output", str(folder), "-W", "-n", "--keep-going"],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        log = proc.stdout + proc.stderr
+        (folder / "build.log").write_text(log)
+        assert proc.returncode == 0, f"strict book build failed ({proc.returncode}):\n{log[-6000:]}"
+        return {"html": str(folder / "_build" / "html"), "log": log, "build_seconds": round(time.perf_counter() - start, 1)}
+
+    made = once(tmp_path_factory, "built-book", make)
+    return BuiltBook(Path(made["html"]), made["log"], made["build_seconds"])
+
+
+@pytest.fixture(scope="session")
+def executed(binder_book):
+    """``executed(path)``: a notebook of the book as the run's one execution left it, ``(notebook, seconds)``.
+
+    The notebook comes from the execution cache of ``binder_book``, matched on its code as the
+    book build matches it; ``seconds`` is how long its fresh kernel took to run it top to bottom.
+    """
+    import nbformat
+    from jupyter_cache import get_cache
+
+    cache = get_cache(binder_book["cache"])
+    known = {p.resolve() for p in book_notebooks()}
+
+    def read(path: Path):
+        assert path.resolve() in known, f"{path} is not executed by the book build"
+        nb = nbformat.read(path, as_version=4)
+        record = cache.match_cache_notebook(nb)
+        _, merged = cache.merge_match_into_notebook(nb)
+        return merged, float(record.data["execution_seconds"])
+
+    return read
 
 
 @pytest.fixture(scope="session")
 def web_html(request) -> Path:
-    """The built site: the strict build of this session, or WEB_BOOK_HTML (an existing build, to iterate on the web tests)."""
+    """The built site: the strict build of this run, or WEB_BOOK_HTML (an existing build, to iterate on the web tests)."""
     existing = os.environ.get("WEB_BOOK_HTML")
     return Path(existing) if existing else request.getfixturevalue("built_book").html

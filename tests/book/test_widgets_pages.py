@@ -1,0 +1,123 @@
+"""The explorers on the book's pages: the playground runs, every chapter that needs one embeds its widget,
+and the static web book shows the snapshot (with its numbers) instead of a dead slider."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import pytest
+from support.paths import CHAPTERS
+
+from attnlib.widgets import SNAPSHOT_NOTE
+
+PLAYGROUND = CHAPTERS / "playground.ipynb"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+# chapter -> the constructor its widget cell calls
+CHAPTER_WIDGETS = {
+    "03": "value_projection_explorer",
+    "05": "scaling_explorer",
+    "06": "attention_explorer",
+    "07": "scale_comparison_explorer",
+    "08": "head_count_explorer",
+    "09": "mask_explorer",
+    "11": "positional_explorer",
+    "15": "block_memory_explorer",
+}
+
+
+def chapter(n: str):
+    (path,) = CHAPTERS.glob(f"{n}-*.ipynb")
+    return path
+
+
+def widget_cells(nb) -> list:
+    return [c for c in nb.cells if "widget" in c.metadata.get("tags", [])]
+
+
+@pytest.fixture(scope="module")
+def playground(executed):
+    return executed(PLAYGROUND)
+
+
+def test_playground_is_committed_without_outputs():
+    nb = nbformat.read(PLAYGROUND, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+
+
+def test_playground_runs_and_carries_live_widget_and_snapshot(playground):
+    nb, seconds = playground
+    assert seconds < 60
+    bundles = [o["data"] for c in nb.cells for o in c.get("outputs", []) if WIDGET_MIME in o.get("data", {})]
+    assert len(bundles) == 2, "the playground shows two explorers"
+    first = bundles[0]
+    assert SNAPSHOT_NOTE in first["text/html"]
+    assert "x1: 0.4555  0.2246  0.3199" in first["text/plain"] and "o1: 0.6155  0.3845" in first["text/plain"]
+    assert "0.4555" in first["text/html"] and "0.6155" in first["text/html"]
+    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "[0.3302 0.6698 0.    ]" in printed and "True True" in printed
+
+
+@pytest.mark.parametrize("n", sorted(CHAPTER_WIDGETS))
+def test_chapter_embeds_its_widget_before_the_recap(n):
+    nb = nbformat.read(chapter(n), as_version=4)
+    cells = widget_cells(nb)
+    assert [c.cell_type for c in cells] == ["markdown", "code"], f"chapter {n}: one invitation and one widget cell"
+    assert f"{CHAPTER_WIDGETS[n]}()" in cells[1].source
+    index = nb.cells.index(cells[1])
+    recap = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Recap" in c.source)
+    assert nb.cells.index(cells[0]) == index - 1 and index < recap
+
+
+def test_only_the_playground_and_chapter_six_carry_the_full_explorer():
+    full = [n for n in CHAPTER_WIDGETS if "attention_explorer()" in widget_cells(nbformat.read(chapter(n), as_version=4))[1].source]
+    assert full == ["06"]
+    assert "attention_explorer()" in "".join(c.source for c in nbformat.read(PLAYGROUND, as_version=4).cells)
+
+
+def _static_checks(page: str, name: str) -> None:
+    """An explorer cell's output on a built page: the state for the live explorer, the static snapshot, the host."""
+    assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
+    assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
+    assert '<script type="module" src="../_explorers/host.js"></script>' in page, f"{name}: the live explorers' host is not loaded"
+    # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
+    assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
+    assert "embed-amd" not in page and "require.min.js" not in page, f"{name}: the page loads widget JavaScript"
+    assert not re.search(r'class="[^"]*widget-slider', page)
+
+
+def test_built_playground_shows_the_snapshot_numbers(web_html):
+    page = (web_html / "chapters" / "playground.html").read_text()
+    _static_checks(page, "playground")
+    for number in ("0.4555", "0.2246", "0.3199", "0.6155", "0.3845", "\u221a2 = 1.4142"):
+        assert number in page
+
+
+@pytest.mark.parametrize("n", sorted(CHAPTER_WIDGETS))
+def test_built_chapters_show_their_snapshot(web_html, n):
+    page = (web_html / "chapters" / f"{chapter(n).stem}.html").read_text()
+    _static_checks(page, chapter(n).name)
+    assert 'class="attnlib-view"' in page
+
+
+def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_html):
+    """_ext/live_explorers.py: the modules in _explorers/ (not _static/, which every page loads), host.js only on explorer pages."""
+    from web_support import site_pages
+
+    from attnlib.explorers.frontend import STATIC, module_files
+
+    for name in module_files():
+        served = web_html / "_explorers" / name
+        assert served.is_file() and served.read_bytes() == (STATIC / name).read_bytes(), f"{served} is not attnlib's {name}"
+    assert not list((web_html / "_static").glob("host.js")) and not list((web_html / "_static").glob("compute.js"))
+    with_host, with_explorer = set(), set()
+    for path in site_pages(web_html):
+        text = path.read_text(encoding="utf-8")
+        if "_explorers/host.js" in text:
+            with_host.add(path.name)
+        if 'class="attnlib-explorer"' in text:
+            with_explorer.add(path.name)
+    assert with_host == with_explorer and len(with_explorer) >= 8, (sorted(with_host), sorted(with_explorer))

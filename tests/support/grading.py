@@ -1,0 +1,69 @@
+"""The instructor side as the tests see it: the assignment builder, nbgrader cell metadata,
+the chapters' model answers, and running an assignment's graded cells in process."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import re
+
+from attnlib import variants
+from support.paths import INSTRUCTOR
+
+_spec = importlib.util.spec_from_file_location("make_assignments", INSTRUCTOR / "make_assignments.py")
+#: ``instructor/make_assignments.py``, loaded as a module (the instructor folder is not a package)
+make_assignments = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_assignments)
+
+#: the chapters with exercises, and their nbgrader assignment names (ch01, ...)
+ASSIGNMENT_CHAPTERS = make_assignments.chapter_files()
+NAMES = [make_assignments.assignment_name(c) for c in ASSIGNMENT_CHAPTERS]
+SOLUTION_RE = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLUTION\n?", re.S)
+#: answer cell grade id -> its by-hand exercise
+BY_HAND = {e.test_id.replace("-test", "-answer"): e for e in variants.EXERCISES.values() if e.kind == "by-hand"}
+
+
+def nbg(cell) -> dict:
+    """A cell's nbgrader metadata ({} for a cell nbgrader does not know)."""
+    return cell.metadata.get("nbgrader", {})
+
+
+def source_notebook(name: str):
+    """The nbgrader source notebook of assignment ``name``, as ``make_assignments`` builds it."""
+    return make_assignments.assignment_notebook(ASSIGNMENT_CHAPTERS[NAMES.index(name)])
+
+
+def model_answer(cell, seed: int | None) -> str:
+    """The answer cell's code: attnlib's answers for a by-hand exercise, else the chapter's solution."""
+    if seed is not None and nbg(cell)["grade_id"] in BY_HAND:
+        got = variants.answers(BY_HAND[nbg(cell)["grade_id"]].draw(seed))
+        return "\n".join(f"{k} = {v!r}" for k, v in got.items())
+    return SOLUTION_RE.sub(lambda m: m.group(1), cell.source)
+
+
+def run_assignment(nb, seed: int | None, answers_of: int | None = None) -> dict[str, str]:
+    """Run the graded cells of ``nb`` for ``seed``; grade id of each test cell -> "" or the error.
+
+    ``answers_of``: answer with the model answers of another seed (a copied homework).
+    """
+    ns: dict = {}
+    results = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb.cells:
+            meta = nbg(cell)
+            if cell.cell_type != "code" or not meta:
+                continue  # explorers and markdown
+            code = model_answer(cell, seed if answers_of is None else answers_of) if meta.get("solution") else cell.source
+            if meta.get("grade_id", "").endswith("-seed"):
+                code = f"seed = {seed!r}"
+            try:
+                exec(compile(code, meta["grade_id"], "exec"), ns)
+            except Exception as exc:  # a failing test is reported per grade id below
+                if not meta.get("grade"):
+                    raise
+                results[meta["grade_id"]] = f"{type(exc).__name__}: {exc}"
+                continue
+            if meta.get("grade"):
+                results[meta["grade_id"]] = ""
+    return results

@@ -1,0 +1,156 @@
+"""How the built book reads in less friendly conditions, in headless Debian chromium.
+
+* search works offline (Sphinx's own index, no service);
+* with JavaScript switched off, chapters still show their figures, their explorers'
+  snapshot tables and the TeX source of every formula;
+* with MathJax blocked too (as if its files were missing), every formula still reads
+  as its TeX source instead of disappearing;
+* the reference pages link to each other and the front page links to the notation.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+from support.browser import browser_context
+from support.servers import serve
+from support.site import parse_html, site_pages
+
+pytestmark = pytest.mark.slow
+
+MATH_SOURCES_JS = """
+() => [...document.querySelectorAll('span.math, div.math')].map(m => m.textContent.trim())
+"""
+
+READING_FACTS_JS = """
+() => {
+  const visible = (el) => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  const outputs = [...document.querySelectorAll('div.cell_output')];
+  return {
+    text: (document.querySelector('article.bd-article') || document.body).innerText.trim().length,
+    images: outputs.flatMap(o => [...o.querySelectorAll('img')])
+      .map(img => ({src: img.getAttribute('src'), ok: visible(img) && img.complete && img.naturalWidth > 0})),
+    tables: outputs.filter(o => [...o.querySelectorAll('table')].some(visible)).length,
+    widgetCells: [...document.querySelectorAll('div.cell.tag_widget div.cell_output')]
+      .map(o => !!o.querySelector('table, img') && visible(o)),
+  };
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def site(web_html) -> Path:
+    return web_html
+
+
+def _chapters(site: Path) -> list[str]:
+    pages = [p.relative_to(site).as_posix() for p in site_pages(site)]
+    chapters = [p for p in pages if p.startswith("chapters/")]
+    assert chapters, f"no chapter pages in {site}"
+    return chapters
+
+
+def test_search_finds_chapters_offline(site, tmp_path):
+    with serve(site) as base, browser_context(tmp_path / "profile") as (context, blocker):
+        page = context.new_page()
+        page.goto(base + "search.html?q=softmax", wait_until="load")
+        page.wait_for_selector("#search-results ul.search li", timeout=20_000)
+        hrefs = page.eval_on_selector_all("#search-results ul.search li a", "as => as.map(a => a.getAttribute('href'))")
+        assert blocker.blocked == []
+    assert any("chapters/" in h for h in hrefs), f"search for 'softmax' found no chapter: {hrefs}"
+
+
+def test_chapters_read_without_javascript(site, tmp_path):
+    """No JavaScript at all: figures, snapshot tables and formulas (as TeX) are still on every chapter."""
+    problems = {}
+    with serve(site) as base, browser_context(tmp_path / "profile", java_script_enabled=False) as (context, blocker):
+        for path in _chapters(site):
+            page = context.new_page()
+            page.goto(base + path, wait_until="load")
+            facts = page.evaluate(READING_FACTS_JS)
+            maths = page.evaluate(MATH_SOURCES_JS)
+            page.close()
+            issues = []
+            if facts["text"] < 200:
+                issues.append(f"only {facts['text']} characters of text")
+            issues += [f"image not shown: {img['src']}" for img in facts["images"] if not img["ok"]]
+            if not all(facts["widgetCells"]):
+                issues.append("an explorer cell shows no snapshot")
+            issues += [f"formula without its TeX source: {m!r}" for m in maths if not m]
+            problems[path] = issues
+        assert blocker.blocked == []
+    problems = {k: v for k, v in problems.items() if v}
+    assert not problems, problems
+
+
+def test_formulas_read_as_tex_when_mathjax_is_blocked(site, tmp_path):
+    """If MathJax cannot load (a build without npm points at the CDN, which may be blocked), formulas stay readable."""
+    problems = {}
+    with serve(site) as base, browser_context(tmp_path / "profile") as (context, blocker):
+        context.route("**/mathjax/**", lambda route: route.abort("blockedbyclient"))
+        for path in ["notation.html", *_chapters(site)]:
+            page = context.new_page()
+            page.goto(base + path, wait_until="load")
+            maths = page.evaluate(MATH_SOURCES_JS)
+            rendered = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+            page.close()
+            issues = [f"formula without its TeX source: {m!r}" for m in maths if not m]
+            if rendered:
+                issues.append(f"{rendered} formulas rendered although MathJax was blocked: the test did not block it")
+            problems[path] = issues
+            if path == "notation.html":
+                assert any("\\sqrt{d_k}" in m for m in maths), "the notation page shows no TeX source for sqrt(d_k)"
+    problems = {k: v for k, v in problems.items() if v}
+    assert not problems, problems
+
+
+def test_reference_pages_link_to_each_other(site):
+    def links(page: str) -> set[str]:
+        return {Path(h.split("#")[0]).name for h in parse_html(site / page).links if not h.startswith(("http:", "https:", "#"))}
+
+    assert "glossary.html" in links("notation.html")
+    assert "notation.html" in links("glossary.html")
+    assert {"notation.html", "glossary.html"} <= links("api.html")
+    assert "notation.html" in links("intro.html"), "the front page's short notation table should point to the full page"
+    assert any(h.startswith("chapters/") for h in parse_html(site / "glossary.html").links), "the glossary points into no chapter"
+
+
+def _attnlib_modules() -> list[str]:
+    """Every public module of attnlib, subpackages' modules included (what autosummary :recursive: must find)."""
+    import attnlib
+
+    found = ["attnlib"]
+    for info in pkgutil.walk_packages(attnlib.__path__, prefix="attnlib."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            found.append(info.name)
+    return sorted(found)
+
+
+def test_api_pages_document_every_attnlib_module(site):
+    """api.md's autosummary writes one page per module; the package page links every module's page."""
+    modules = _attnlib_modules()
+    assert len(modules) > 10, modules
+    pages = {m: site / "api" / f"{m}.html" for m in modules}
+    missing = [m for m, page in pages.items() if not page.is_file() or f"module-{m}" not in parse_html(page).ids]
+    assert not missing, f"modules without their own page api/<module>.html (with its module anchor): {missing}"
+    reachable = {Path(h.split("#")[0]).name for page in ("api.html", "api/attnlib.html") for h in parse_html(site / page).links}
+    unlinked = [m for m in modules if f"{m}.html" not in reachable]
+    assert not unlinked, f"module pages that neither api.html nor api/attnlib.html links: {unlinked}"
+    core = parse_html(site / "api" / "attnlib.core.html").ids
+    assert {"attnlib.core.attention", "attnlib.core.softmax"} <= core, "attnlib.core's page does not document its functions"
+
+
+def test_page_tables_of_contents_show_titles_not_labels(site):
+    """A {ref} inside a heading shows its raw label (e.g. "ch-qkv") in the page's table of contents."""
+    problems = {}
+    for page in site_pages(site):
+        html = page.read_text(encoding="utf-8")
+        for nav in re.findall(r'<nav[^>]*class="[^"]*page-toc[^"]*"[^>]*>.*?</nav>', html, flags=re.S):
+            text = re.sub(r"<[^>]+>", " ", nav)
+            labels = re.findall(r"\b(?:ch|fig|eq|sec|tab)-[a-z0-9][a-z0-9-]*\b", text)
+            if labels:
+                problems[page.relative_to(site).as_posix()] = labels
+    assert not problems, problems
