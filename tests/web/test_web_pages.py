@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,19 +164,24 @@ def audit(web_html, tmp_path_factory) -> Audit:
     assert len(pages) > 3, f"only {pages} found in {html}"
     shots = ARTIFACTS / "screenshots"
     start = time.perf_counter()
-    light: dict[str, PageVisit] = {}
-    dark: dict[str, PageVisit] = {}
-    with serve(html) as base:
-        with browser_context(tmp_path_factory.mktemp("chromium-light"), color_scheme="light") as (context, blocker):
-            for path in pages:
-                shot = shots / (Path(path).stem + ".png") if is_chapter(path) else None
-                light[path] = _visit(context, blocker, base, path, axe_rules=None, screenshot=shot)
-        # The theme follows the system's colour scheme by default (data-theme="dark"):
-        # check text contrast again there, including the HTML tables of the outputs.
-        with browser_context(tmp_path_factory.mktemp("chromium-dark"), color_scheme="dark") as (context, blocker):
-            for path in pages:
-                shot = shots / (Path(path).stem + "-dark.png") if is_chapter(path) else None
-                dark[path] = _visit(context, blocker, base, path, axe_rules=["color-contrast"], screenshot=shot)
+
+    def visit_all(theme: str, axe_rules: list[str] | None, suffix: str) -> dict[str, PageVisit]:
+        with browser_context(tmp_path_factory.mktemp(f"chromium-{theme}"), color_scheme=theme) as (context, blocker):
+            return {
+                path: _visit(context, blocker, base, path, axe_rules=axe_rules,
+                             screenshot=shots / f"{Path(path).stem}{suffix}.png" if is_chapter(path) else None)
+                for path in pages
+            }  # fmt: skip
+
+    with serve(html) as base, ThreadPoolExecutor(max_workers=2) as pool:
+        # The two themes in two browsers at once (each thread its own playwright, as its sync API
+        # requires): chromium renders and runs axe-core in one process per page, so on two cores
+        # the passes overlap. The theme follows the system's colour scheme by default
+        # (data-theme="dark"): the dark pass checks text contrast again there, including the
+        # HTML tables of the outputs.
+        light_pass = pool.submit(visit_all, "light", None, "")
+        dark_pass = pool.submit(visit_all, "dark", ["color-contrast"], "-dark")
+        light, dark = light_pass.result(), dark_pass.result()
     seconds = time.perf_counter() - start
     report = {
         "seconds": round(seconds, 1),
