@@ -39,21 +39,40 @@ os.environ.pop("MPLBACKEND", None)
 # Kernels, nbgrader and jupyter-book are found in the test environment first.
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
-# The modules that start the chain of expensive fixtures (see the module docstring) run first,
-# so that under pytest-xdist one worker builds while the other runs the fast tests; the modules
-# that only wait for the chain run last. Everything else keeps its collection order.
-FIRST = ("book/test_binder_env.py",)
-LAST = ("book/", "web/test_web", "web/test_cheatsheet", "web/test_lite")
+# The order of the run. The module that starts the chain of expensive fixtures (see the module
+# docstring) runs first, then the long modules that need no build, so that under pytest-xdist one worker builds while the other runs the
+# fast tests; the modules that need the built book run last, the longest first, so that both
+# workers share them once the build is there. Everything else keeps pytest's order in between.
+FIRST = (
+    "book/test_binder_env.py",
+    "grading/test_nbgrader.py",  # the long ones that need no build, so that short ones fill the gaps
+    "grading/test_per_student.py",
+    "web/test_browser_explorer.py",
+)
+LAST = (
+    "web/test_web_pages.py",  # every page in chromium, light and dark, with axe-core
+    "book/test_pdf.py",  # the single-page build, printed, and a web build that links it
+    "web/test_web_explorers.py",
+    "web/test_web_reading.py",
+    "web/test_lite_browser.py",
+    "web/test_cheatsheet_print.py",
+    "book/test_lite.py",
+    "book/test_book_build.py",
+    "book/test_chapters.py",
+    "book/test_prose_numbers.py",
+    "book/test_widgets_pages.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
+    tests = ROOT / "tests"
+
     def rank(item) -> int:
-        path = Path(str(item.fspath)).relative_to(ROOT / "tests").as_posix() if "tests" in Path(str(item.fspath)).parts else ""
-        if path.startswith(FIRST):
-            return 0
-        if path.startswith(LAST):
-            return 2
-        return 1
+        path = Path(str(item.fspath))
+        name = path.relative_to(tests).as_posix() if path.is_relative_to(tests) else ""
+        if name in FIRST:
+            return FIRST.index(name) - len(FIRST)
+        return LAST.index(name) + 1 if name in LAST else 0
 
     items.sort(key=rank)  # sort is stable: the order inside each rank is pytest's
 
@@ -87,7 +106,9 @@ def _make_binder_env(folder: Path) -> dict:
     python = env_dir / "bin" / "python"
     env = _env_without_venv(env_dir / "bin")
     install = subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt"],
+        # --no-compile: Python writes each module's bytecode when it is first imported instead of pip
+        # compiling every installed file up front (what the kernel runs is the same)
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "-r", "requirements.txt"],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"

@@ -105,7 +105,7 @@ def test_built_chapters_show_their_snapshot(web_html, n):
 
 def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_html):
     """_ext/live_explorers.py: the modules in _explorers/ (not _static/, which every page loads), host.js only on explorer pages."""
-    from web_support import site_pages
+    from support.site import site_pages
 
     from attnlib.explorers.frontend import STATIC, module_files
 
