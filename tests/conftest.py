@@ -44,8 +44,9 @@ os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 # fast tests; the modules that need the built book run last, the longest first, so that both
 # workers share them once the build is there. Everything else keeps pytest's order in between.
 FIRST = (
-    "book/test_binder_env.py",
+    "book/test_book_build.py",  # asks for built_book, which makes the whole chain
     "grading/test_nbgrader.py",  # the long ones that need no build, so that short ones fill the gaps
+    "book/test_repository_url.py",  # short: xdist queues a second module behind the chain's worker
     "grading/test_per_student.py",
     "web/test_browser_explorer.py",
 )
@@ -57,7 +58,7 @@ LAST = (
     "web/test_lite_browser.py",
     "web/test_cheatsheet_print.py",
     "book/test_lite.py",
-    "book/test_book_build.py",
+    "book/test_binder_env.py",
     "book/test_chapters.py",
     "book/test_prose_numbers.py",
     "book/test_widgets_pages.py",
