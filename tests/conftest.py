@@ -4,21 +4,22 @@ One chain makes everything that needs the chapters executed:
 
 1. ``binder_env``: a fresh virtual environment from ``requirements.txt`` alone, as Binder
    builds it, with a kernel started in ``chapters/`` to show which ``attnlib`` it imports;
-2. ``binder_book``: in that environment, the Jupyter Book convention
-   (``jupyter-book build . -W -n --keep-going``) with an empty execution cache, so that
-   every notebook of the book is executed top to bottom by that environment's kernel:
-   the only execution of the chapters in a test run;
-3. ``built_book``: the strict build with the test environment's tools (the JupyterLite
-   site included), started from a copy of that execution cache. Jupyter Book's cache is
-   keyed on the notebooks' code cells, exactly as ``python3 dev.py book`` reuses
-   ``_build/.jupyter_cache``: a notebook whose code is the same is not run again, and the
-   test that checks the build also checks that nothing was executed a second time;
+2. ``execution``: that environment's Python runs every notebook of the book top to bottom,
+   each in a fresh kernel of that environment (two at a time, one per core), into a new
+   Jupyter Book execution cache: the only execution of the notebooks in a test run;
+3. ``books``: two strict builds side by side from copies of that cache: the Jupyter Book
+   convention with the Binder environment's own ``jupyter-book`` (``binder_book``) and the
+   build with the test environment's tools, JupyterLite site included (``built_book``).
+   The cache is keyed on the notebooks' code cells, exactly as ``python3 dev.py book``
+   reuses ``_build/.jupyter_cache``: a notebook whose code is the same is not run again,
+   and the tests of both builds check that neither executed a notebook a second time;
 4. ``executed(path)``: a notebook as that execution left it (outputs and seconds), read
    from the cache, for the tests of the chapters' outputs, figures and prose numbers.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from support.notebooks import book_notebooks
 from support.once import once
 from support.paths import BIN, CHAPTERS, ROOT
@@ -126,22 +128,94 @@ def binder_env(tmp_path_factory) -> dict:
     return once(tmp_path_factory, "binder-env", _make_binder_env)
 
 
+# Run by the Binder environment's Python: every notebook of the book into a new execution cache,
+# with jupyter-cache's parallel executor (one fresh kernel per notebook, a process per core), in
+# the notebook's own folder, with the timeout of _config.yml; the same per-notebook execution
+# (jupyter_cache.executors.utils.single_nb_execution) that myst-nb runs in its cache mode.
+EXECUTE = r'''
+import json, sys
+from jupyter_cache import get_cache
+from jupyter_cache.executors import load_executor
+
+cache_dir, timeout, out, notebooks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+cache = get_cache(cache_dir)
+for nb in notebooks:
+    cache.add_nb_to_project(nb)
+result = load_executor("local-parallel", cache=cache).run_and_cache(timeout=timeout, allow_errors=False)
+records = {r.uri: r.traceback for r in cache.list_project_records()}
+with open(out, "w") as f:
+    json.dump({"python": sys.executable, "succeeded": result.succeeded, "failed": result.excepted + result.errored,
+               "tracebacks": {uri: tb for uri, tb in records.items() if tb}}, f)
+'''
+
+
+def _book_timeout() -> int:
+    return int(yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"])
+
+
 @pytest.fixture(scope="session")
-def binder_book(binder_env, tmp_path_factory) -> dict:
-    """The conventional strict build in the Binder environment, which executes every notebook of the book."""
+def execution(binder_env, tmp_path_factory) -> dict:
+    """Every notebook of the book executed once by the Binder environment's kernel, into an execution cache."""
+
+    def make(folder: Path) -> dict:
+        python = Path(binder_env["env_dir"]) / "bin" / "python"
+        script, report, cache = folder / "execute.py", folder / "execution.json", folder / ".jupyter_cache"
+        script.write_text(EXECUTE)
+        notebooks = [str(p) for p in book_notebooks()]
+        run = subprocess.run(
+            [python, script, cache, str(_book_timeout()), report, *notebooks],
+            cwd=ROOT, env=_env_without_venv(python.parent), capture_output=True, text=True,
+        )  # fmt: skip
+        assert run.returncode == 0, f"executing the notebooks in the Binder environment failed:\n{run.stderr[-4000:]}"
+        done = json.loads(report.read_text())
+        assert not done["failed"], "notebooks that failed in the Binder environment:\n" + "\n".join(
+            f"{uri}:\n{done['tracebacks'].get(uri, '')[-3000:]}" for uri in done["failed"]
+        )
+        return {"cache": str(cache), **done}
+
+    return once(tmp_path_factory, "execution", make)
+
+
+def _build(jupyter_book: Path, folder: Path, cache: str, env: dict) -> subprocess.Popen:
+    """Start ``jupyter-book build . -W -n --keep-going`` into ``folder``, from a copy of the execution cache."""
+    shutil.copytree(cache, folder / "_build" / ".jupyter_cache")
+    log = open(folder / "build.log", "w")  # noqa: SIM115 - closed when the build has ended
+    command = [str(jupyter_book), "build", str(ROOT), "--path-output", str(folder), "-W", "-n", "--keep-going"]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.fixture(scope="session")
+def books(binder_env, execution, tmp_path_factory) -> dict:
+    """The run's two strict builds, side by side from the one execution (a process each, one per core).
+
+    ``binder``: the Jupyter Book convention with the Binder environment's own jupyter-book (no
+    JupyterLite tools there); ``strict``: the test environment's build, JupyterLite site included.
+    """
 
     def make(folder: Path) -> dict:
         env_bin = Path(binder_env["env_dir"]) / "bin"
-        build = subprocess.run(
-            [env_bin / "jupyter-book", "build", ROOT, "--path-output", folder, "-W", "-n", "--keep-going"],
-            cwd=ROOT, env=_env_without_venv(env_bin), capture_output=True, text=True,
-        )  # fmt: skip
-        log = build.stdout + build.stderr
-        (folder / "build.log").write_text(log)
-        assert build.returncode == 0, f"jupyter-book build in the fresh environment failed:\n{log[-6000:]}"
-        return {"html": str(folder / "_build" / "html"), "cache": str(folder / "_build" / ".jupyter_cache"), "log": log}
+        jb = shutil.which("jupyter-book", path=str(BIN))
+        assert jb, "jupyter-book is not installed in the test environment"
+        start = time.perf_counter()
+        builds = {
+            "binder": _build(env_bin / "jupyter-book", folder / "binder", execution["cache"], _env_without_venv(env_bin)),
+            "strict": _build(Path(jb), folder / "strict", execution["cache"], dict(os.environ)),
+        }
+        made = {}
+        for name, proc in builds.items():
+            proc.wait()
+            log = (folder / name / "build.log").read_text()
+            assert proc.returncode == 0, f"the {name} build failed ({proc.returncode}):\n{log[-6000:]}"
+            made[name] = {"html": str(folder / name / "_build" / "html"), "log": log}
+        return {**made, "build_seconds": round(time.perf_counter() - start, 1)}
 
-    return once(tmp_path_factory, "binder-book", make)
+    return once(tmp_path_factory, "books", make)
+
+
+@pytest.fixture(scope="session")
+def binder_book(books) -> dict:
+    """The conventional strict build in the Binder environment (its ``html`` and ``log``)."""
+    return books["binder"]
 
 
 @dataclass
@@ -152,38 +226,22 @@ class BuiltBook:
 
 
 @pytest.fixture(scope="session")
-def built_book(binder_book, tmp_path_factory) -> BuiltBook:
-    """The strict build with the test environment's tools (JupyterLite site included), from the run's execution cache."""
-
-    def make(folder: Path) -> dict:
-        shutil.copytree(binder_book["cache"], folder / "_build" / ".jupyter_cache")
-        jb = shutil.which("jupyter-book", path=str(BIN))
-        assert jb, "jupyter-book is not installed in the test environment"
-        start = time.perf_counter()
-        proc = subprocess.run(
-            [jb, "build", str(ROOT), "--path-output", str(folder), "-W", "-n", "--keep-going"],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
-        log = proc.stdout + proc.stderr
-        (folder / "build.log").write_text(log)
-        assert proc.returncode == 0, f"strict book build failed ({proc.returncode}):\n{log[-6000:]}"
-        return {"html": str(folder / "_build" / "html"), "log": log, "build_seconds": round(time.perf_counter() - start, 1)}
-
-    made = once(tmp_path_factory, "built-book", make)
-    return BuiltBook(Path(made["html"]), made["log"], made["build_seconds"])
+def built_book(books) -> BuiltBook:
+    """The strict build with the test environment's tools (JupyterLite site included), from the run's execution."""
+    return BuiltBook(Path(books["strict"]["html"]), books["strict"]["log"], books["build_seconds"])
 
 
 @pytest.fixture(scope="session")
-def executed(binder_book):
+def executed(execution):
     """``executed(path)``: a notebook of the book as the run's one execution left it, ``(notebook, seconds)``.
 
-    The notebook comes from the execution cache of ``binder_book``, matched on its code as the
-    book build matches it; ``seconds`` is how long its fresh kernel took to run it top to bottom.
+    The notebook comes from the run's execution cache, matched on its code as the book build
+    matches it; ``seconds`` is how long its fresh kernel took to run it top to bottom.
     """
     import nbformat
     from jupyter_cache import get_cache
 
-    cache = get_cache(binder_book["cache"])
+    cache = get_cache(execution["cache"])
     known = {p.resolve() for p in book_notebooks()}
 
     def read(path: Path):

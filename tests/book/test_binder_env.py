@@ -3,20 +3,22 @@
 repo2docker installs ``requirements.txt`` (with its ``-e .`` line, from the
 repository root) on the Python of ``runtime.txt``; a reader or a fork's CI
 following the Jupyter Book convention runs ``pip install -r requirements.txt``
-and ``jupyter-book build .``. The fixtures ``binder_env`` and ``binder_book``
-(``tests/conftest.py``) do both in one new virtual environment per test run
-(pip's cache is reused, so packages come from the cache or PyPI): with that
-environment's Python and kernel they start a kernel in ``chapters/``, then run
-that environment's ``jupyter-book build . -W -n --keep-going`` into a temporary
-folder with an empty execution cache. So every chapter is executed top to
-bottom by the fresh environment's kernel: this is the run's only execution of
-the chapters, which the strict build and the chapter tests then read from its
-cache. The tests here check: the kernel's ``attnlib`` is this repository's, zero
-warnings, one line saying the JupyterLite site was skipped, every notebook
-executed by this build (not taken from a cache), the numbers of
-tests/support/expected_outputs.py on the pages, no JupyterLite site, no launch
-button or link into one, and every internal link resolving. Nothing from
-requirements-dev.txt or requirements-docs.txt is installed there.
+and ``jupyter-book build .``. The fixtures of ``tests/conftest.py`` do both in
+one new virtual environment per test run (pip's cache is reused, so packages
+come from the cache or PyPI): ``binder_env`` starts a kernel in ``chapters/``;
+``execution`` has that environment's Python run every notebook of the book in a
+fresh kernel of that environment, into a new execution cache (the run's only
+execution of the notebooks, which the other build and the chapter tests read
+too); ``binder_book`` is that environment's ``jupyter-book build . -W -n
+--keep-going`` from that cache. So what the pages show was computed by the
+fresh environment's kernel, and built by its own tools. The tests here check:
+the kernel's ``attnlib`` is this repository's, every notebook ran without error
+in that environment, the build took each one from that execution (none was
+run again, none is missing), zero warnings, one line saying the JupyterLite
+site was skipped, the numbers of tests/support/expected_outputs.py on the pages,
+no JupyterLite site, no launch button or link into one, and every internal
+link resolving. Nothing from requirements-dev.txt or requirements-docs.txt is
+installed there.
 """
 
 from __future__ import annotations
@@ -64,12 +66,13 @@ def test_conventional_build_has_no_warnings_and_skips_jupyterlite_in_one_line(bi
     assert len(notes) == 1 and "not installed" in notes[0] and "without its JupyterLite site" in notes[0], notes
 
 
-def test_conventional_build_runs_every_chapter_in_the_fresh_environment(binder_book):
-    """Every notebook was executed by this build's kernel (its cache started empty), and its page shows the outputs."""
-    executed = re.findall(r"^(\S+\.ipynb): Executing notebook using local CWD", binder_book["log"], re.M)
-    ran = {Path(p).resolve() for p in executed}
-    assert ran == {p.resolve() for p in book_notebooks()}, f"executed by the fresh environment: {sorted(ran)}"
-    assert "Using cached notebook" not in binder_book["log"]
+def test_conventional_build_runs_every_chapter_in_the_fresh_environment(binder_env, execution, binder_book):
+    """Every notebook ran in the fresh environment's kernel, the build used those runs, and its pages show them."""
+    assert Path(execution["python"]).parent == Path(binder_env["env_dir"]) / "bin", execution["python"]
+    assert sorted(execution["succeeded"]) == sorted(str(p) for p in book_notebooks()), execution
+    cached = set(re.findall(r"^(\S+\.ipynb): Using cached notebook", binder_book["log"], re.M))
+    assert cached == {str(p) for p in book_notebooks()}, f"not from the environment's execution: {cached}"
+    assert "Executing notebook" not in binder_book["log"]
     for nb in chapter_notebooks():
         page = Path(binder_book["html"]) / "chapters" / f"{nb.stem}.html"
         assert page.is_file(), f"{page} was not built"
