@@ -170,8 +170,9 @@ class CheckFailed(AssertionError):
 
     def __init__(self, result: CheckResult) -> None:
         self.result = result
-        unit = "entries right" if isinstance(result, ByHandResult) else "checks passed"
-        super().__init__(f"{result.name}: {result.n_passed} of {result.n_cases} {unit}; the report above says which case to look at.")
+        by_hand = isinstance(result, ByHandResult)
+        unit, what = ("entries right", "entry") if by_hand else ("checks passed", "case")
+        super().__init__(f"{result.name}: {result.n_passed} of {result.n_cases} {unit}; the report above says which {what} to look at.")
 
     def _render_traceback_(self) -> list[str]:
         """What IPython shows instead of a traceback (one line)."""
@@ -183,16 +184,17 @@ class ByHandResult(CheckResult):
     """The outcome of :func:`check_by_hand`: one case per typed number, each right or not yet.
 
     ``entries`` holds one line per number, in the order of the answer cell.
+    The report lists them only while some are not yet right, so a right
+    answer's output (which the web book shows) holds no number.
     """
 
     entries: tuple[str, ...] = field(default_factory=tuple)
 
     def report(self) -> str:
         """Right or not yet, per entry; never the expected numbers."""
-        if self.passed:
-            head = f"RIGHT {self.name}: all {self.n_cases} entries are right."
-        else:
-            head = f"NOT YET {self.name}: {self.n_passed} of {self.n_cases} entries right."
+        if self.passed:  # no numbers: the book's pages show this output next to the folded solution
+            return "\n".join([f"RIGHT {self.name}: all {self.n_cases} entries are right.", *(f"  note: {n}" for n in self.notes)])
+        head = f"NOT YET {self.name}: {self.n_passed} of {self.n_cases} entries right."
         return "\n".join([head, *(f"  {e}" for e in self.entries), *(f"  note: {n}" for n in self.notes)])
 
 

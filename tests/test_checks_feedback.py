@@ -260,7 +260,7 @@ BY_HAND = [
     ("4.1", {"o_by_hand": [0.5, 0.5]}, ["o_by_hand[0] = 0.5: not yet.", "o_by_hand[1] = 0.5: not yet."]),
     ("4.1", {"o_by_hand": ["5/8", "3/8"]}, ["it is the text '5/8'", "without quotes"]),
     ("4.1", {"o_by_hand": [0.63, 0.38]}, ["o_by_hand[0] = 0.63: not yet, but close", "four decimals"]),
-    ("4.1", {"o_by_hand": [5 / 8, 3 / 8]}, ["RIGHT", "o_by_hand[0] = 0.625: right."]),
+    ("4.1", {"o_by_hand": [5 / 8, 3 / 8]}, ["RIGHT 4.1 (o_by_hand): all 2 entries are right."]),
     ("4.1", {"o_by_hand": [0.625]}, ["should be a list of 2 numbers"]),
     ("4.1", {}, ["o_by_hand is not defined yet"]),
     ("9.1", {"masked_row": [0.59, 0.0, 0.41]}, ["masked_row[0] = 0.59: not yet, but close", "masked_row[1] = 0.0: right."]),
@@ -281,6 +281,8 @@ def test_a_typed_answer_is_judged_per_entry_without_the_answer(exercise, typed, 
     for words in said:
         assert words in text, f"{words!r} missing from\n{text}"
     assert result.passed == text.startswith("RIGHT")
+    if result.passed:  # the web book shows this output: no number in it
+        assert not re.search(r"\d\.\d|= ", text.split(":", 1)[1]), text
     expected = checks._by_hand_expected(exercise, None)
     typed_numbers = {str(x) for v in typed.values() for x in np.ravel(np.array(v, dtype=object)).tolist()}
     for want in expected.values():
