@@ -1,15 +1,24 @@
 """Self-checks for the exercises: run *your* function, compare it with attnlib's.
 
 Each ``check_*`` function calls the function you wrote on several cases
-(edge cases included: huge logits, ``-inf`` entries, a single token),
-compares the result with attnlib's own implementation and prints a short
-verdict. When a case fails it says which case, what kind of mistake it looks
-like and a hint, but never the expected numbers. If your function raises,
-returns the wrong shape or returns NaN, you get a plain message about that
-instead of a traceback from inside attnlib.
+(edge cases included: huge logits, ``-inf`` entries, rows at very different
+scales, a single token), compares the result with attnlib's own
+implementation and prints a short verdict. When a case fails it says which
+case, what kind of mistake it looks like and a hint, never the answer's
+formula. A mistake it does not recognise gets one small case in full
+(inputs, expected, yours) to work through by hand; a student's own case and
+a case that is a by-hand question are never shown. If your function raises,
+you get a plain message instead of a traceback: numpy's shape errors said
+in the chapter's notation (which matrix is ``n_q x d_k``, which side is
+transposed), and an error raised inside attnlib reported at your line.
+The same diagnosis on several cases is said once, with a count.
 
 Every check returns a :class:`CheckResult`, which is truthy exactly when all
-cases passed, so ``assert check_softmax(my_softmax)`` works in a test cell.
+cases passed. The test cells end in ``check_softmax(my_softmax).require()``,
+which raises :class:`CheckFailed` when a case failed: one line under the
+report in a notebook, no traceback, and a failed cell for a grader.
+:func:`check_by_hand` does the same for the numbers of a by-hand exercise:
+right or not yet, number by number, without the expected value.
 
 The checks of the implement exercises take an optional ``seed``: with a
 student's seed (``attnlib.variants``) they add one case drawn from that

@@ -113,6 +113,12 @@ def masked_columns(scores, allowed):
     return softmax_columns(np.where(allowed, scores, -np.inf))
 
 
+def masked_no_keepdims(scores, allowed):
+    s = np.where(allowed, scores, -np.inf)
+    e = np.exp(s - s.max(axis=-1))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def masked_after(scores, allowed):
     return attnlib.softmax(scores) * allowed
 
@@ -186,6 +192,8 @@ MISTAKES = [
     ("9.3", "check_masked_weights", masked_inverted, ["your line", "allowed is True where", "softmax()"], ["line 89", "raise ValueError("]),
     ("9.3", "check_masked_weights", masked_columns, ["COLUMN sums to 1"], ["overflowing"]),
     ("9.3", "check_masked_weights", masked_after, ["after the softmax"], []),
+    ("9.3", "check_masked_weights", masked_no_keepdims, ["entry-by-entry operation", "keepdims=True", "scores is n_q x n_k = 2 x 4"],
+     ["could not be broadcast"]),
     ("9.3", "check_masked_weights", masked_zero_scores, ["score of 0 still gets weight"], []),
     ("9.3", "check_masked_weights", lambda S, a: attnlib.softmax(np.where(a, S, -100.0)), ["exactly 0", "-inf"], []),
     ("11.2", "check_sinusoidal_encoding", lambda n, d: np.cos(np.arange(n)[:, None] * attnlib.positional_frequencies(d)), ["shape"], []),
@@ -358,7 +366,8 @@ def test_a_passing_check_prints_its_report_and_no_value(shell, capfd):
 
 def test_an_explorer_setting_typed_wrong_is_one_line(shell, capfd):
     shell.run_cell("explorer = attnlib.widgets.attention_explorer()")
-    for code, words in (("explorer.set(W_Q=3)", "W_Q must be"), ("explorer.set(mask='casual')", "mask must be")):
+    cases = (("explorer.set(W_Q=3)", "W_Q must be"), ("explorer.set(mask='casual')", "mask must be"), ("explorer.d_k = 5", "d_k must be"))
+    for code, words in cases:
         result, text = _run_cell(shell, capfd, code)
         assert not result.success
         lines = [line for line in text.strip().splitlines() if line.strip()]
