@@ -58,6 +58,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import numbers
 import re
 import signal
 import sysconfig
@@ -437,6 +438,13 @@ def _is_library_file(filename: str) -> bool:
     return where.startswith(_PACKAGE_DIR) or where.startswith(_LIBRARY_DIRS)
 
 
+def _is_attnlib_file(filename: str) -> bool:
+    try:
+        return str(Path(filename).resolve()).startswith(_PACKAGE_DIR)
+    except (OSError, ValueError):
+        return False
+
+
 def _failure_frames(exc: BaseException) -> tuple[Any, Any]:
     """``(the student's last frame, the first attnlib frame it called)``; either may be None."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.endswith("checks.py")]
@@ -444,7 +452,7 @@ def _failure_frames(exc: BaseException) -> tuple[Any, Any]:
     if not student:
         return None, None
     last = student[-1]
-    inner = frames[last + 1] if last + 1 < len(frames) and frames[last + 1].filename.startswith(_PACKAGE_DIR) else None
+    inner = frames[last + 1] if last + 1 < len(frames) and _is_attnlib_file(frames[last + 1].filename) else None
     return frames[last], inner
 
 
@@ -1496,9 +1504,12 @@ def _entry_verdict(label: str, value: Any, want: float) -> tuple[bool, str]:
     """(right?, the line for it): right, or not yet with the reason; never the expected value."""
     if isinstance(value, str):
         return False, f"{label}: not yet; it is the text {_safe_text(value, 40)!r}. Type the number itself, without quotes."
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return False, f"{label}: not yet; it is {type(value).__name__}, not a number."
-    number = float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False, f"{label}: not yet; it could not be read as a number."
     shown = str(int(value)) if isinstance(value, (int, np.integer)) else _safe_text(float(value), 40)
     if not np.isfinite(number):
         return False, f"{label} = {shown}: not yet; type a finite number."

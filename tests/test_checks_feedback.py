@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import nbformat
@@ -279,6 +280,8 @@ BY_HAND = [
     ("8.1", {"d_head": 64, "n_params": 768**2 * 3}, ["d_head = 64: right.", "n_params = 1769472: not yet."]),
     ("14.1", {"ds_one_hot": [3, -1, 2]}, ["0 of 3"]),
     ("15.1", {"layer_bytes": 32 * 2 * 16384**2, "layer_gib": 16.0}, ["RIGHT"]),
+    ("4.1", {"o_by_hand": [Fraction(5, 8), np.float32(0.375)]}, ["RIGHT"]),
+    ("4.1", {"o_by_hand": [True, 1j]}, ["it is bool, not a number", "it is complex, not a number"]),
 ]
 
 
