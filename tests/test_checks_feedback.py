@@ -11,8 +11,6 @@ except one IPython shell that shows how a failure looks in a cell.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -389,9 +387,8 @@ def _tool():
     return module
 
 
-def test_the_chapters_check_cells_are_rewritten():
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "exercise_checks.py"), "--check"], capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+def test_the_chapters_check_cells_are_rewritten(capsys):
+    assert _tool().main(["--check"]) == 0, capsys.readouterr().out
 
 
 def test_no_visible_check_ends_in_a_bare_assert_and_by_hand_checks_name_their_exercise():
