@@ -497,7 +497,7 @@ def _inputs_in_words(args: tuple[Any, ...], notation: _Notation) -> str:
     """``'Q is n_q x d_k = 3 x 2, K is ...'`` for the array arguments of a case."""
     parts = []
     for name, arg in zip(notation.names, args):
-        if isinstance(arg, np.ndarray) and arg.dtype != bool or isinstance(arg, np.ndarray) and name == "allowed":
+        if isinstance(arg, np.ndarray):
             dims = notation.dims.get(name)
             parts.append(f"{name} is {dims} = {_shape_words(arg.shape)}" if dims else f"{name} has shape {_shape_words(arg.shape)}")
     return ", ".join(parts)
