@@ -404,3 +404,14 @@ def test_no_visible_check_ends_in_a_bare_assert_and_by_hand_checks_name_their_ex
                 assert f'checks.check_by_hand("{number}", globals(), seed=seed).require()' in cell.source
                 seen.add(number)
     assert seen == set(tool.BY_HAND)
+
+
+def test_nan_is_blamed_on_what_the_case_holds():
+    def nan_where_forbidden(scores, allowed):
+        return np.where(allowed, 1.0 / allowed.sum(axis=-1, keepdims=True), np.nan)
+
+    messages = checks.check_masked_weights(nan_where_forbidden, verbose=False).messages
+    causal = next(m for m in messages if m.startswith("the running example with a causal mask"))
+    assert "every entry along that axis is -inf" in causal and "overflowing" not in causal
+    huge = checks.check_softmax(lambda x: np.full(np.shape(x), np.nan), verbose=False).report()
+    assert "exp() of a huge number overflowing" in huge
