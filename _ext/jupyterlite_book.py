@@ -17,7 +17,9 @@ When the tools are there, this extension adds what the book needs on top:
 * **The chapters.** The site's contents folder is ``<build>/jupyterlite/contents``
   (not jupyterlite_sphinx's default ``_contents/`` in the repository, so two
   builds into different folders never share it), and ``chapters/`` is copied
-  into it, so every notebook keeps its path ``chapters/NN-name.ipynb``.
+  into it, so every notebook keeps its path ``chapters/NN-name.ipynb``; the
+  copies are the student versions of ``_ext/student_notebooks.py`` (answer
+  cells unsolved, solutions folded).
 
 * **attnlib as a wheel.** At the start of the build, ``pip wheel`` builds
   ``attnlib`` from a copy of the repository's ``pyproject.toml``,
@@ -170,11 +172,20 @@ def _contents_dir(app: Sphinx, config: Config) -> None:
     config.jupyterlite_bind_ipynb_suffix = False
 
 
+def _student_notebooks():
+    spec = importlib.util.spec_from_file_location("student_notebooks", Path(__file__).with_name("student_notebooks.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _copy_chapters(app: Sphinx, config: Config) -> None:
     # after jupyterlite_sphinx emptied the contents folder
     target = Path(config.jupyterlite_content_dir) / CHAPTER_DIR
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(ROOT / CHAPTER_DIR, target, ignore=shutil.ignore_patterns(".*", "__pycache__", "ruff.toml"))
+    # readers get the answer cells unsolved and the solutions folded (_ext/student_notebooks.py)
+    _student_notebooks().write_student_versions(target)
 
 
 def _configure(app: Sphinx, config: Config) -> None:

@@ -64,6 +64,10 @@ class InvalidSetting(SettingError, traitlets.TraitError):
         self.setting = error.setting
         Exception.__init__(self, str(error))
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show instead of a traceback into this module: the one line that says what to change."""
+        return [f"Setting not changed: {self}"]
+
 
 def _to_json(value: Any, widget: Any) -> Any:
     return value.tolist() if isinstance(value, np.ndarray) else value
