@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_positive_int
+from ._validate import as_array, as_int_sequence, as_positive_int, as_real, as_seed, check_size, finite_result, quiet
 from .blocked import chunked_attention
 from .core import attention
 
@@ -42,6 +42,14 @@ class PowerLawFit:
     exponent: float
     prefactor: float
 
+    def __post_init__(self) -> None:
+        exponent = as_real("exponent", self.exponent)
+        prefactor = as_real("prefactor", self.prefactor)
+        if not (np.isfinite(exponent) and np.isfinite(prefactor)):
+            raise ValueError(f"exponent and prefactor must be finite; got {self.exponent!r} and {self.prefactor!r}")
+        object.__setattr__(self, "exponent", exponent)
+        object.__setattr__(self, "prefactor", prefactor)
+
     def predict(self, n: Any) -> np.ndarray:
         """The fitted ``y`` at ``n``.
 
@@ -50,7 +58,11 @@ class PowerLawFit:
         >>> PowerLawFit(2.0, 4.0).predict([1, 10]).tolist()
         [4.0, 400.0]
         """
-        return self.prefactor * np.asarray(n, dtype=np.float64) ** self.exponent
+        x = as_array("n", n, (0, 1))
+        if np.any(x <= 0):
+            raise ValueError(f"n must hold positive sizes (a power law is fitted for n > 0); got {x.tolist()}")
+        with quiet():
+            return finite_result(self.prefactor * x**self.exponent, "prefactor * n ** exponent", "n (and the fit)")
 
 
 def fit_power_law(n: Any, y: Any) -> PowerLawFit:
@@ -203,14 +215,19 @@ def measure_attention(
     >>> [row.n for row in measure_attention([16, 32], d_k=4, block_size=8, repeats=1)]
     [16, 32]
     """
+    sizes = as_int_sequence("lengths", lengths)
     d_k = as_positive_int("d_k", d_k)
     block_size = as_positive_int("block_size", block_size)
     repeats = as_positive_int("repeats", repeats)
-    rng = np.random.default_rng(seed)
+    if not isinstance(clock, str) or clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
+    for n in sizes:  # every length is refused before anything is allocated
+        # Q, K, V (n x d_k) and the dense pass's scores, scaled scores and weights (n x n)
+        check_size(f"measure_attention(lengths=[{n}], d_k={d_k}): the inputs and the n x n scores", 3 * n * d_k + 3 * n * n)
+    rng = np.random.default_rng(as_seed("seed", seed))
     rows = []
     with _blas_threads(blas_threads):
-        for n in lengths:
-            n = as_positive_int("lengths", n)
+        for n in sizes:
             Q, K, V = (rng.standard_normal((n, d_k)) for _ in range(3))
             blocked_kw = {"block_size": block_size}
             difference = float(np.abs(_dense_output(Q, K, V) - chunked_attention(Q, K, V, **blocked_kw)).max())
