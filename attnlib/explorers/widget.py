@@ -224,6 +224,8 @@ class _Explorer(anywidget.AnyWidget):
         """The one path of every change after construction: check, recompute, keep, then tell observers."""
         values = self._check_all(proposed)
         old = {k: self._trait_values.get(k) for k in values}
+        if all(_same(old[k], v) for k, v in values.items()):
+            return  # checked, and nothing changes: the views stay as they are
         saved = {k: self.__dict__[k] for k in _VIEW_ATTRS if k in self.__dict__}
         self._trait_values.update(values)
         try:
