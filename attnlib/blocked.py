@@ -566,8 +566,10 @@ def two_block_identity(first: int = 2, second: int = 2) -> TwoBlockIdentity:
     >>> proof.normaliser_difference, proof.output_difference, proof.holds
     (0, 0, True)
     """
-    first = as_positive_int("first", first)
-    second = as_positive_int("second", second)
+    first = as_int("first", first, minimum=1, what="a number of keys from 1 to 12")
+    second = as_int("second", second, minimum=1, what="a number of keys from 1 to 12")
+    if first > 12 or second > 12:  # sympy's simplify grows quickly with the number of terms
+        raise ValueError(f"first and second must be numbers of keys from 1 to 12 (sympy simplifies every term); got {first} and {second}")
     s = sp.symbols(f"s1:{first + 1}", real=True)
     t = sp.symbols(f"t1:{second + 1}", real=True)
     u = sp.symbols(f"u1:{first + 1}", real=True)

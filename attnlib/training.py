@@ -40,7 +40,7 @@ from ._validate import (
     quiet,
 )
 from .backward import attention_backward_from, multi_head_backward_from, projection_gradients
-from .core import AttentionResult, MultiHeadResult, multi_head_parts, self_attention
+from .core import AttentionResult, MultiHeadResult, multi_head_parts, scale_divisor, self_attention
 from .positional import sinusoidal_encoding
 
 __all__ = [
@@ -277,7 +277,22 @@ class AttentionModel:
     n_heads: int | None = None
     scale: bool | float = True
 
+    def __post_init__(self) -> None:
+        if self.n_heads is not None:
+            object.__setattr__(self, "n_heads", as_positive_int("n_heads", self.n_heads))
+        scale_divisor(1, self.scale)  # the scale's own check (True, False or a positive number)
+
+    def _params(self, params: Any, task: Any) -> Params:
+        if not isinstance(task, Task):
+            raise ValueError(f"task must be a Task; got {type(task).__name__}")
+        names = ("W_Q", "W_K", "W_V") if self.n_heads is None else ("W_Q", "W_K", "W_V", "W_O")
+        if not isinstance(params, dict) or any(n not in params for n in names):
+            got = sorted(params) if isinstance(params, dict) else type(params).__name__
+            raise ValueError(f"params must be a dict with the matrices {list(names)}; got {got}")
+        return {n: params[n] for n in names}
+
     def _forward(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
+        params = self._params(params, task)
         if self.n_heads is None:
             return self_attention(task.X, params["W_Q"], params["W_K"], params["W_V"], mask=task.mask, scale=self.scale)
         return multi_head_parts(task.X, task.X, params["W_Q"], params["W_K"], params["W_V"], params["W_O"], self.n_heads, mask=task.mask)
@@ -401,6 +416,9 @@ class Adam:
         self.beta2 = as_positive_real("beta2", self.beta2, below=1.0, allow_zero=True)
         self.eps = as_positive_real("eps", self.eps)
         self.t = as_int("t", self.t, minimum=0, what="a step count >= 0")
+        for name in ("m", "v"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(f"{name} must be a dict of moment estimates (empty at the start); got {type(getattr(self, name)).__name__}")
 
     def step(self, params: Params, grads: Params) -> Params:
         """New parameters; the moment estimates are updated in place (only when every update is finite)."""
@@ -627,7 +645,15 @@ def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int =
     """
     if not run.snapshots:
         raise ValueError("run has no recorded steps; pass record_steps to train()")
+    if not isinstance(run, TrainingRun):
+        raise ValueError(f"run must be a TrainingRun (what train returns); got {type(run).__name__}")
+    if not isinstance(probe, Task):
+        raise ValueError(f"probe must be a Task; got {type(probe).__name__}")
     sequence = as_int("sequence", sequence, minimum=0, what="a sequence index of the probe batch")
+    head = as_int("head", head, minimum=0, what="a head index")
+    n_heads = 1 if run.snapshots[0].weights.ndim == 2 else run.snapshots[0].weights.shape[0]
+    if head >= n_heads:
+        raise ValueError(f"head must be below {n_heads} (the run's heads); got {head}")
     if sequence >= probe.n_sequences:
         raise ValueError(f"sequence must be below {probe.n_sequences} (the probe's sequences); got {sequence}")
     rows = slice(sequence * probe.length, (sequence + 1) * probe.length)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_array
+from .._validate import as_array, as_flag
 from ..plots import MASKED_COLOUR, NEG_INF_TEXT, OKABE_ITO, colour_table, format_value
 from .state import AttentionViews
 
@@ -221,6 +221,13 @@ def matrix_html(
     """
     # attnlib's one rule of what an array of real numbers is; -inf (a masked score) is shown as such
     m = as_array("matrix", matrix, (1, 2), allow_neg_inf=True)
+    row_sums = as_flag("row_sums", row_sums)
+    for label, text in (("title", title), ("name", name)):
+        if not isinstance(text, str):
+            raise ValueError(f"{label} must be a text; got {text!r}")
+    for label, labels in (("row_labels", row_labels), ("col_labels", col_labels)):
+        if labels is not None and (isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, np.ndarray))):
+            raise ValueError(f"{label} must be a list of labels; got {labels!r}")
     if m.ndim == 1:
         m = m[None, :]
     rows = list(row_labels) if row_labels is not None else [str(i + 1) for i in range(m.shape[0])]

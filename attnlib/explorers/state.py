@@ -486,11 +486,18 @@ def reference_views(state: dict) -> dict:
     >>> [round(w, 4) for w in reference_views(s)["weights"][0]]
     [0.5065, 0.1863, 0.3072]
     """
-    X = np.asarray(state["X"], dtype=float)
-    n = X.shape[0]
-    mode = state["mask_mode"]
-    mask = None if mode == "none" else effective_mask(mode, np.asarray(state["mask_cells"], dtype=bool), n)
-    v = attention_views(X, state["W_Q"], state["W_K"], state["W_V"], dk=int(state["dk"]), mask=mask, tokens=state["tokens"])
+    keys = ("X", "tokens", "W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
+    if not isinstance(state, dict) or any(k not in state for k in keys):
+        got = sorted(state) if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"state must be a dict with the keys {list(keys)} (ex.state_dict()); got {got}")
+    X = check_X(state["X"])
+    n, d = X.shape
+    tokens = check_tokens(state["tokens"], n)
+    W = {name: check_weight(name, state[name], d) for name in W_NAMES}
+    dk = check_dk(state["dk"], dk_choices_for(d))
+    mode = check_mask_mode(state["mask_mode"])
+    mask = None if mode == "none" else effective_mask(mode, check_mask_cells(state["mask_cells"], n), n)
+    v = attention_views(X, W["W_Q"], W["W_K"], W["W_V"], dk=dk, mask=mask, tokens=tokens)
 
     def rows(M: np.ndarray | None, gaps: bool) -> list | None:
         if M is None:
