@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._validate import as_array, as_matrix, as_real, finite_result, quiet
-from .core import AttentionResult, MultiHeadResult, attention, multi_head_parts, project
+from .core import AttentionResult, MultiHeadResult, attention, cross_attention, multi_head_parts, self_attention
 
 __all__ = [
     "AttentionGradients",
@@ -141,6 +141,8 @@ def attention_backward_from(forward: AttentionResult, d_output: Any) -> Attentio
     >>> attention_backward_from(attention(X, X, X), [[1.0, 0.0], [0.0, 0.0]]).dV.round(4).tolist()
     [[0.6698, 0.0], [0.3302, 0.0]]
     """
+    if not isinstance(forward, AttentionResult):
+        raise ValueError(f"forward must be the AttentionResult of attnlib.core.attention; got {type(forward).__name__}")
     d_out = as_matrix("d_output", d_output)
     if d_out.shape != forward.output.shape:
         raise ValueError(
@@ -177,21 +179,27 @@ def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients)
     >>> [m.shape for m in projection_gradients(np.ones((1, 4)), np.ones((2, 4)), g)]
     [(4, 2), (4, 2), (4, 3)]
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
+    return _projection_gradients(X_query, X_memory, grads, ("X_query", "X_memory"))
+
+
+def _projection_gradients(X_query: Any, X_memory: Any, grads: Any, names: tuple[str, str]) -> ProjectionGradients:
+    """:func:`projection_gradients` with the caller's names of the two inputs (``X`` for self-attention)."""
+    xq = as_matrix(names[0], X_query)
+    xm = as_matrix(names[1], X_memory)
     if not (isinstance(grads, tuple) and len(grads) == 3):
         raise ValueError(f"grads must be AttentionGradients (dQ, dK, dV); got {type(grads).__name__}")
     dQ, dK, dV = (as_matrix(f"grads.{n}", g) for n, g in zip(("dQ", "dK", "dV"), grads))
     if dQ.shape[0] != xq.shape[0] or dK.shape[0] != xm.shape[0] or dV.shape[0] != xm.shape[0]:
         raise ValueError(
-            f"grads do not match the inputs: dQ has {dQ.shape[0]} rows for {xq.shape[0]} queries (X_query), "
-            f"dK and dV have {dK.shape[0]} and {dV.shape[0]} rows for {xm.shape[0]} memory tokens (X_memory)"
+            f"grads do not match the inputs: dQ has {dQ.shape[0]} rows for {xq.shape[0]} queries ({names[0]}), "
+            f"dK and dV have {dK.shape[0]} and {dV.shape[0]} rows for {xm.shape[0]} memory tokens ({names[1]})"
         )
+    q, m = names
     with quiet():
         return ProjectionGradients(
-            finite_result(xq.T @ dQ, "dW_Q = X_query^T dQ", "X_query and grads.dQ"),
-            finite_result(xm.T @ dK, "dW_K = X_memory^T dK", "X_memory and grads.dK"),
-            finite_result(xm.T @ dV, "dW_V = X_memory^T dV", "X_memory and grads.dV"),
+            finite_result(xq.T @ dQ, f"dW_Q = {q}^T dQ", f"{q} and the gradient dQ"),
+            finite_result(xm.T @ dK, f"dW_K = {m}^T dK", f"{m} and the gradient dK"),
+            finite_result(xm.T @ dV, f"dW_V = {m}^T dV", f"{m} and the gradient dV"),
         )
 
 
@@ -216,12 +224,9 @@ def cross_attention_backward(
     >>> [m.shape for m in g]
     [(2, 2), (2, 2), (2, 2)]
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
-    q = project(xq, W_Q, "X_query", "W_Q")
-    k = project(xm, W_K, "X_memory", "W_K")
-    v = project(xm, W_V, "X_memory", "W_V")
-    return projection_gradients(xq, xm, attention_backward(q, k, v, d_output, mask=mask, scale=scale))
+    # the forward pass of attnlib.core (its checks and overflow messages name these arguments), then backward
+    forward = cross_attention(X_query, X_memory, W_Q, W_K, W_V, mask=mask, scale=scale)
+    return _projection_gradients(X_query, X_memory, attention_backward_from(forward, d_output), ("X_query", "X_memory"))
 
 
 def self_attention_backward(
@@ -236,8 +241,8 @@ def self_attention_backward(
     >>> g.dW_V.round(4).tolist()
     [[0.6155, 0.3845], [0.3845, 0.6155]]
     """
-    x = as_matrix("X", X)
-    return cross_attention_backward(x, x, W_Q, W_K, W_V, d_output, mask=mask, scale=scale)
+    forward = self_attention(X, W_Q, W_K, W_V, mask=mask, scale=scale)
+    return _projection_gradients(X, X, attention_backward_from(forward, d_output), ("X", "X"))
 
 
 def multi_head_attention_backward(
@@ -281,6 +286,8 @@ def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: A
     >>> g.dW_O.round(4).tolist()
     [[0.6698, 0.3302], [0.3302, 0.6698]]
     """
+    if not isinstance(forward, MultiHeadResult):
+        raise ValueError(f"forward must be the MultiHeadResult of attnlib.core.multi_head_parts; got {type(forward).__name__}")
     xq = as_matrix("X_query", X_query)
     xm = as_matrix("X_memory", X_memory)
     d_out = as_matrix("d_output", d_output)
@@ -296,7 +303,7 @@ def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: A
         parts.append(_backward(head, d_concat[:, col : col + width], "d_output and W_O"))
         col += width
     g = AttentionGradients(*(np.concatenate([p[i] for p in parts], axis=1) for i in range(3)))
-    return MultiHeadGradients(*projection_gradients(xq, xm, g), dW_O)
+    return MultiHeadGradients(*_projection_gradients(xq, xm, g, ("X_query", "X_memory")), dW_O)
 
 
 def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1e-5) -> np.ndarray:

@@ -46,6 +46,10 @@ __all__ = [
 ]
 
 
+#: Most blocks :func:`key_blocks` lists (it builds one Python object per block).
+MAX_BLOCKS = 1_000_000
+
+
 @dataclass(frozen=True)
 class KeyBlock:
     """One step of the blocked computation: which part of the score matrix exists.
@@ -93,6 +97,8 @@ def key_block(n_queries: int, n_keys: int, block_size: int, index: int, causal: 
     (2, 5)
     """
     n_queries = as_positive_int("n_queries", n_queries)
+    n_keys = as_positive_int("n_keys", n_keys)
+    block_size = as_positive_int("block_size", block_size)
     causal = as_flag("causal", causal)
     count = block_count(n_keys, block_size)
     index = as_int("index", index, minimum=0, what=f"a block number from 0 to {count - 1}")
@@ -125,6 +131,11 @@ def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = Fals
     count = block_count(n_keys, block_size)
     if causal:
         count = min(count, block_count(n_queries, block_size))
+    if count > MAX_BLOCKS:
+        raise ValueError(
+            f"key_blocks lists every block in Python: at most {MAX_BLOCKS:,} blocks; n_keys={n_keys} in blocks of "
+            f"block_size={block_size} gives {count:,} (use key_block(..., index) for one block)"
+        )
     return [key_block(n_queries, n_keys, block_size, index, causal) for index in range(count)]
 
 
@@ -487,6 +498,8 @@ def block_explorer_data(n: int, block_size: int, d_k: int = 64, dtype: str = "fl
     >>> data["steps"][-1], data["dense_bytes"]
     ({'keys': [6, 8], 'rows': [0, 8]}, 256)
     """
+    n = as_positive_int("n", n)
+    block_size = as_positive_int("block_size", block_size)
     causal = as_flag("causal", causal)
     d_k = as_positive_int("d_k", d_k)
     blocks = key_blocks(n, n, block_size, causal=causal)

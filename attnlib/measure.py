@@ -120,6 +120,17 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
+#: Most calls :func:`median_seconds` and :func:`measure_attention` make per measurement.
+MAX_REPEATS = 1000
+
+
+def _check_repeats(repeats: Any) -> int:
+    repeats = as_positive_int("repeats", repeats)
+    if repeats > MAX_REPEATS:
+        raise ValueError(f"repeats must be from 1 to {MAX_REPEATS} (each repeat is a timed call); got {repeats}")
+    return repeats
+
+
 def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: str = "wall", **kwargs: Any) -> float:
     """Median time of ``repeats`` calls of ``fn(*args, **kwargs)``, in seconds, on the clock ``clock``.
 
@@ -133,7 +144,7 @@ def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: 
     """
     if not callable(fn):
         raise ValueError(f"fn must be a function; got {type(fn).__name__}")
-    repeats = as_positive_int("repeats", repeats)
+    repeats = _check_repeats(repeats)
     if not isinstance(clock, str) or clock not in CLOCKS:
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
     now = CLOCKS[clock]
@@ -176,6 +187,8 @@ def _blas_threads(threads: int | None) -> Iterator[None]:
         yield
         return
     threads = as_positive_int("blas_threads", threads)
+    if threads > 4096:
+        raise ValueError(f"blas_threads must be a number of threads from 1 to 4096; got {threads}")
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -218,7 +231,7 @@ def measure_attention(
     sizes = as_int_sequence("lengths", lengths)
     d_k = as_positive_int("d_k", d_k)
     block_size = as_positive_int("block_size", block_size)
-    repeats = as_positive_int("repeats", repeats)
+    repeats = _check_repeats(repeats)
     if not isinstance(clock, str) or clock not in CLOCKS:
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
     for n in sizes:  # every length is refused before anything is allocated

@@ -254,9 +254,9 @@ def mse_loss(output: Any, target: Any, weight: Any = None) -> tuple[float, np.nd
     w = np.ones_like(o) if weight is None else as_matrix("weight", weight)
     if w.shape != o.shape:
         raise ValueError(f"weight has shape {w.shape} but output has shape {o.shape}")
-    if (w < 0).any() or w.sum() <= 0:
-        raise ValueError("weight must be non-negative with a positive sum")
     with quiet():
+        if (w < 0).any() or w.sum() <= 0:
+            raise ValueError("weight must be non-negative with a positive sum")
         total = float(finite_result(w.sum(), "the sum of weight", "weight"))
         diff = finite_result(o - t, "the difference output - target", "output and target")
         loss = finite_result(np.sum(w * diff**2) / total, "the loss sum(w (O - T)^2) / sum(w)", "output, target and weight")
@@ -289,10 +289,16 @@ class AttentionModel:
         if not isinstance(params, dict) or any(n not in params for n in names):
             got = sorted(params) if isinstance(params, dict) else type(params).__name__
             raise ValueError(f"params must be a dict with the matrices {list(names)}; got {got}")
-        return {n: params[n] for n in names}
+        return {n: as_matrix(f"params[{n!r}]", params[n]) for n in names}
 
     def _forward(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
         params = self._params(params, task)
+        try:
+            return self._attend(params, task)
+        except ValueError as exc:  # core names its own arguments (X, W_Q, ...): say where they came from
+            raise ValueError(f"params and task (X = task.X, W_Q = params['W_Q'], ...): {exc}") from None
+
+    def _attend(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
         if self.n_heads is None:
             return self_attention(task.X, params["W_Q"], params["W_K"], params["W_V"], mask=task.mask, scale=self.scale)
         return multi_head_parts(task.X, task.X, params["W_Q"], params["W_K"], params["W_V"], params["W_O"], self.n_heads, mask=task.mask)
@@ -550,6 +556,7 @@ def train(
     if not isinstance(params, dict):
         raise ValueError(f"params must be a dict of matrices; got {type(params).__name__}")
     check_size(f"train(n_steps={n_steps}): the record of every step", n_steps * (2 + len(params)))
+    params = {n: as_matrix(f"params[{n!r}]", w) for n, w in params.items()}
     rng = as_rng("seed", seed)
     losses = np.empty(n_steps)
     sats = np.empty(n_steps)
@@ -613,6 +620,8 @@ def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | N
     ['previous']
     """
     threshold = as_positive_real("threshold", threshold)
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task; got {type(task).__name__}")
     if not 0.5 <= threshold < 1:
         raise ValueError(f"threshold must be in [0.5, 1) so that a head takes at most one relation; got {threshold}")
     masses = {name: relation_mass(weights, task, name) for name in task.relations}
@@ -643,12 +652,12 @@ def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int =
     >>> d["steps"], len(d["weights"][0]), len(d["bilinear"][0])
     ([0, 4], 3, 4)
     """
-    if not run.snapshots:
-        raise ValueError("run has no recorded steps; pass record_steps to train()")
     if not isinstance(run, TrainingRun):
         raise ValueError(f"run must be a TrainingRun (what train returns); got {type(run).__name__}")
     if not isinstance(probe, Task):
         raise ValueError(f"probe must be a Task; got {type(probe).__name__}")
+    if not run.snapshots:
+        raise ValueError("run has no recorded steps; pass record_steps to train()")
     sequence = as_int("sequence", sequence, minimum=0, what="a sequence index of the probe batch")
     head = as_int("head", head, minimum=0, what="a head index")
     n_heads = 1 if run.snapshots[0].weights.ndim == 2 else run.snapshots[0].weights.shape[0]

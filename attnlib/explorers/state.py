@@ -476,7 +476,7 @@ def reference_views(state: dict) -> dict:
 
     This is the reference of the front end's golden test. ``weights`` and
     ``output`` hold ``None`` for a row with a message; ``scaled`` holds
-    ``-inf`` (a Python float) where the mask forbids.
+    ``-inf`` (a Python float) where the mask forbids; a view that overflowed is ``None`` (``error`` says so).
 
     Examples
     --------
@@ -490,17 +490,22 @@ def reference_views(state: dict) -> dict:
     if not isinstance(state, dict) or any(k not in state for k in keys):
         got = sorted(state) if isinstance(state, dict) else type(state).__name__
         raise ValueError(f"state must be a dict with the keys {list(keys)} (ex.state_dict()); got {got}")
-    X = check_X(state["X"])
-    n, d = X.shape
-    tokens = check_tokens(state["tokens"], n)
-    W = {name: check_weight(name, state[name], d) for name in W_NAMES}
-    dk = check_dk(state["dk"], dk_choices_for(d))
-    mode = check_mask_mode(state["mask_mode"])
-    mask = None if mode == "none" else effective_mask(mode, check_mask_cells(state["mask_cells"], n), n)
+    try:
+        X = check_X(state["X"])
+        n, d = X.shape
+        tokens = check_tokens(state["tokens"], n)
+        W = {name: check_weight(name, state[name], d) for name in W_NAMES}
+        dk = check_dk(state["dk"], dk_choices_for(d))
+        mode = check_mask_mode(state["mask_mode"])
+        cells = check_mask_cells(state["mask_cells"], n)
+        mask = None if mode == "none" else effective_mask(mode, cells, n)
+    except SettingError as err:
+        raise ValueError(f"state: {err}") from None
     v = attention_views(X, W["W_Q"], W["W_K"], W["W_V"], dk=dk, mask=mask, tokens=tokens)
 
     def rows(M: np.ndarray | None, gaps: bool) -> list | None:
-        if M is None:
+        # an overflowed view has no numbers to compare (the error says what overflowed); -inf is a masked score
+        if M is None or np.isnan(M).any() or np.isposinf(M).any() or (np.isneginf(M).any() and M is not v.scaled):
             return None
         return [None if gaps and v.messages[i] else [float(x) for x in M[i]] for i in range(M.shape[0])]
 
