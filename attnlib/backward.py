@@ -161,7 +161,8 @@ def _backward(forward: AttentionResult, d_out: np.ndarray, inputs: str) -> Atten
         dV = finite_result(A.T @ d_out, "the gradient dV = A^T dO", inputs)
         dA = finite_result(d_out @ forward.V.T, "the gradient dA = dO V^T", f"{inputs} and the values V")
         inner = finite_result(np.sum(dA * A, axis=-1, keepdims=True), "rowsum(dA * A)", f"{inputs} and the values V")
-        dS = finite_result(A * (dA - inner), "the score gradient dS", f"{inputs} and the values V")  # softmax_backward without re-checking A
+        # softmax_backward without re-checking A
+        dS = finite_result(A * (dA - inner), "the score gradient dS", f"{inputs} and the values V")
         if forward.mask is not None:
             dS = np.where(forward.mask, dS, 0.0)
         dS = dS / forward.divisor
@@ -330,7 +331,8 @@ def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1
             up[idx] += eps
             down[idx] -= eps
             high, low = as_real("fn(x)", fn(up)), as_real("fn(x)", fn(down))
-            grad[idx] = finite_result((high - low) / (2 * eps), "the central difference (fn(x + eps) - fn(x - eps)) / (2 eps)", "fn, x and eps")
+            what = "the central difference (fn(x + eps) - fn(x - eps)) / (2 eps)"
+            grad[idx] = finite_result((high - low) / (2 * eps), what, "fn, x and eps")
     return grad
 
 

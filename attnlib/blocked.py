@@ -28,7 +28,7 @@ import numpy as np
 import sympy as sp
 
 from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
-from .core import _check_qk, _scores, scale_divisor
+from .core import _check_qk, scale_divisor
 from .cost import blocked_working_set_bytes, score_matrix_bytes
 
 __all__ = [

@@ -424,7 +424,8 @@ class Adam:
         self.t = as_int("t", self.t, minimum=0, what="a step count >= 0")
         for name in ("m", "v"):
             if not isinstance(getattr(self, name), dict):
-                raise ValueError(f"{name} must be a dict of moment estimates (empty at the start); got {type(getattr(self, name)).__name__}")
+                got = type(getattr(self, name)).__name__
+                raise ValueError(f"{name} must be a dict of moment estimates (empty at the start); got {got}")
 
     def step(self, params: Params, grads: Params) -> Params:
         """New parameters; the moment estimates are updated in place (only when every update is finite)."""
@@ -436,7 +437,8 @@ class Adam:
             for n, w in p.items():
                 inputs = f"params[{n!r}], its gradient and the optimizer's settings"
                 m[n] = finite_result(self.beta1 * self.m.get(n, np.zeros_like(w)) + (1 - self.beta1) * g[n], f"Adam's m for {n}", inputs)
-                v[n] = finite_result(self.beta2 * self.v.get(n, np.zeros_like(w)) + (1 - self.beta2) * g[n] ** 2, f"Adam's v for {n}", inputs)
+                second = self.beta2 * self.v.get(n, np.zeros_like(w)) + (1 - self.beta2) * g[n] ** 2
+                v[n] = finite_result(second, f"Adam's v for {n}", inputs)
                 m_hat = m[n] / (1 - self.beta1**t)
                 v_hat = v[n] / (1 - self.beta2**t)
                 new[n] = finite_result(w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps), f"the update of {n}", inputs)
@@ -604,7 +606,8 @@ def relation_mass(weights: Any, task: Task, relation: str) -> np.ndarray:
     w = w[None] if w.ndim == 2 else w
     rows_n = task.X.shape[0]
     if w.shape[1:] != (rows_n, rows_n):
-        raise ValueError(f"weights has shape {w.shape} but task has {rows_n} rows: give ({rows_n}, {rows_n}) or (heads, {rows_n}, {rows_n})")
+        want = f"({rows_n}, {rows_n}) or (heads, {rows_n}, {rows_n})"
+        raise ValueError(f"weights has shape {w.shape} but task has {rows_n} rows: give {want}")
     rows = np.flatnonzero(task.relations[relation] >= 0)
     keys = task.relations[relation][rows]
     return w[:, rows, keys].mean(axis=1)

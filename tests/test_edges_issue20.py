@@ -91,17 +91,21 @@ def test_equal_float_for_n_heads_is_stored_as_an_int():
     displays(ex)
 
 
-@pytest.mark.parametrize("make, sent, setting", [
-    (explorers.positional_explorer, {"position": True}, "position"),
-    (explorers.block_memory_explorer, {"causal": 0}, "causal"),
-    (lambda: explorers.attention_explorer(X=[[1.0, 0.0]]), {"mask_cells": [[1]]}, "mask"),
-], ids=["position-True", "causal-0", "one-token-mask_cells-1"])
+@pytest.mark.parametrize(
+    "make, sent, setting",
+    [
+        (explorers.positional_explorer, {"position": True}, "position"),
+        (explorers.block_memory_explorer, {"causal": 0}, "causal"),
+        (lambda: explorers.attention_explorer(X=[[1.0, 0.0]]), {"mask_cells": [[1]]}, "mask"),
+    ],
+    ids=["position-True", "causal-0", "one-token-mask_cells-1"],
+)
 def test_equal_values_of_the_wrong_kind_are_refused(make, sent, setting):
     ex = make()
     before = kept(ex)
     ex.set_state(sent)
     assert ex.error.startswith(f"{setting} must be") and kept(ex) == before
-    (trait, value), = sent.items()
+    ((trait, value),) = sent.items()
     raises(lambda: setattr(ex, trait, value), f"{setting} must be")
 
 
@@ -158,8 +162,16 @@ def test_overflowed_values_are_not_printed_in_the_summary():
     assert explorers.state.overflow_message("V") in text
 
 
-@pytest.mark.parametrize("kind, value", [("complex", [[1 + 1j]]), ("string", [["a"]]), ("masked", np.ma.array([[1.0, 2.0]], mask=[[True, False]])),
-                                         ("boolean", [[True, False]]), ("ragged", [[1.0, 2.0], [3.0]])])
+@pytest.mark.parametrize(
+    "kind, value",
+    [
+        ("complex", [[1 + 1j]]),
+        ("string", [["a"]]),
+        ("masked", np.ma.array([[1.0, 2.0]], mask=[[True, False]])),
+        ("boolean", [[True, False]]),
+        ("ragged", [[1.0, 2.0], [3.0]]),
+    ],
+)
 def test_matrix_html_refuses_what_it_cannot_show_and_names_matrix(kind, value):
     raises(lambda: snapshot.matrix_html(value), "matrix")
 
@@ -168,7 +180,7 @@ def test_an_observer_reads_the_new_result_from_the_page_as_from_python():
     for via in ("page", "python"):
         ex = explorers.attention_explorer()
         seen = []
-        ex.observe(lambda change, ex=ex: seen.append(ex.result.Q.tolist()), names=["W_Q"])
+        ex.observe(lambda change, ex=ex, seen=seen: seen.append(ex.result.Q.tolist()), names=["W_Q"])
         if via == "page":
             ex.set_state({"W_Q": [[2, 0], [0, 2]]})
         else:
@@ -201,21 +213,34 @@ def test_projection_gradients_of_huge_arrays_overflow_by_name():
 
 def test_an_internal_overflow_is_not_blamed_on_a_finite_d_output():
     text = raises(
-        lambda: backward.multi_head_attention_backward(X3, X3, I2, I2, I2, I2 * 1e10, 1, np.full((3, 2), 1e300)), "overflowed", "d_output and W_O"
+        lambda: backward.multi_head_attention_backward(X3, X3, I2, I2, I2, I2 * 1e10, 1, np.full((3, 2), 1e300)),
+        "overflowed",
+        "d_output and W_O",
     )
     assert "contains inf" not in text
 
 
-@pytest.mark.parametrize("dQ, dV, words", [(np.full((2, 2), np.nan), np.eye(2), ("grads.dQ", "NaN")),
-                                           (np.eye(2) * (1 + 1j), np.eye(2), ("grads.dQ", "complex")),
-                                           (np.eye(2), np.ones((3, 2)), ("dV have", "3 rows"))])
+@pytest.mark.parametrize(
+    "dQ, dV, words",
+    [
+        (np.full((2, 2), np.nan), np.eye(2), ("grads.dQ", "NaN")),
+        (np.eye(2) * (1 + 1j), np.eye(2), ("grads.dQ", "complex")),
+        (np.eye(2), np.ones((3, 2)), ("dV have", "3 rows")),
+    ],
+)
 def test_projection_gradients_checks_the_gradients(dQ, dV, words):
     raises(lambda: backward.projection_gradients(np.eye(2), np.eye(2), backward.AttentionGradients(dQ, np.eye(2), dV)), *words)
 
 
-@pytest.mark.parametrize("computed, reference, words", [([np.nan], [1.0], ("computed", "NaN")),
-                                                        (np.ma.array([1.0], mask=[True]), [1.0], ("computed", "masked")),
-                                                        ([True], [1.0], ("computed", "booleans")), ("1.0", 1.0, ("computed", "string"))])
+@pytest.mark.parametrize(
+    "computed, reference, words",
+    [
+        ([np.nan], [1.0], ("computed", "NaN")),
+        (np.ma.array([1.0], mask=[True]), [1.0], ("computed", "masked")),
+        ([True], [1.0], ("computed", "booleans")),
+        ("1.0", 1.0, ("computed", "string")),
+    ],
+)
 def test_relative_error_checks_its_inputs(computed, reference, words):
     raises(lambda: backward.relative_error(computed, reference), *words)
 
@@ -250,8 +275,15 @@ SEEDED = {
     "init_params": lambda seed: training.init_params({"W": (2, 2)}, 0.1, seed=seed),
     "previous_token_task": lambda seed: training.previous_token_task(2, seed=seed),
     "two_relation_task": lambda seed: training.two_relation_task(2, seed=seed),
-    "train": lambda seed: training.train(training.AttentionModel(), training.init_params({"W_Q": (8, 4), "W_K": (8, 4), "W_V": (8, 4)}, 0.5, 0),
-                                         training.Adam(0.05), lambda r: training.previous_token_task(2, seed=r), 2, PROBE, seed=seed),
+    "train": lambda seed: training.train(
+        training.AttentionModel(),
+        training.init_params({"W_Q": (8, 4), "W_K": (8, 4), "W_V": (8, 4)}, 0.5, 0),
+        training.Adam(0.05),
+        lambda r: training.previous_token_task(2, seed=r),
+        2,
+        PROBE,
+        seed=seed,
+    ),
     "learn_previous_token": lambda seed: experiments.learn_previous_token(seed=seed, n_steps=2, record_steps=(0,)),
     "measure_attention": lambda seed: measure.measure_attention([8], d_k=2, block_size=4, repeats=1, seed=seed),
 }
@@ -278,17 +310,21 @@ def test_seeds_follow_the_one_seed_rule(name):
         raises(lambda seed=seed: call(seed), "seed")
 
 
-@pytest.mark.parametrize("make, setting", [
-    (lambda: training.GradientDescent(lr=math.nan), "lr"),
-    (lambda: training.GradientDescent(lr=math.inf), "lr"),
-    (lambda: training.GradientDescent(lr=1 + 0j), "lr"),
-    (lambda: training.GradientDescent(lr="0.1"), "lr"),
-    (lambda: training.Adam(beta1=1.0), "beta1"),
-    (lambda: training.Adam(beta2=1.0), "beta2"),
-    (lambda: training.Adam(eps=0), "eps"),
-    (lambda: training.init_params({"W": (2, 2)}, math.inf, 0), "std"),
-    (lambda: experiments.learn_previous_token(n_steps=2, record_steps=(0,), lr=math.nan), "lr"),
-], ids=["gd-nan", "gd-inf", "gd-complex", "gd-str", "adam-beta1", "adam-beta2", "adam-eps", "std-inf", "train-lr-nan"])
+@pytest.mark.parametrize(
+    "make, setting",
+    [
+        (lambda: training.GradientDescent(lr=math.nan), "lr"),
+        (lambda: training.GradientDescent(lr=math.inf), "lr"),
+        (lambda: training.GradientDescent(lr=1 + 0j), "lr"),
+        (lambda: training.GradientDescent(lr="0.1"), "lr"),
+        (lambda: training.Adam(beta1=1.0), "beta1"),
+        (lambda: training.Adam(beta2=1.0), "beta2"),
+        (lambda: training.Adam(eps=0), "eps"),
+        (lambda: training.init_params({"W": (2, 2)}, math.inf, 0), "std"),
+        (lambda: experiments.learn_previous_token(n_steps=2, record_steps=(0,), lr=math.nan), "lr"),
+    ],
+    ids=["gd-nan", "gd-inf", "gd-complex", "gd-str", "adam-beta1", "adam-beta2", "adam-eps", "std-inf", "train-lr-nan"],
+)
 def test_optimiser_settings_are_checked(make, setting):
     text = raises(make, setting)
     assert "W_Q" not in text

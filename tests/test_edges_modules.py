@@ -51,14 +51,38 @@ def _matrix_odd(good):
     g = np.asarray(good, dtype=float)
     with_nan, with_inf = g.copy(), g.copy()
     with_nan.flat[0], with_inf.flat[-1] = np.nan, np.inf
-    refuse = [None, "abc", b"1", True, 1 + 2j, g.astype(str).tolist(), g > 0, g + 1e-3j,
-              np.ma.array(g, mask=np.ones(g.shape, dtype=bool)), with_nan, with_inf,
-              np.datetime64("2020-01-01"), {}, object()]
+    refuse = [
+        None,
+        "abc",
+        b"1",
+        True,
+        1 + 2j,
+        g.astype(str).tolist(),
+        g > 0,
+        g + 1e-3j,
+        np.ma.array(g, mask=np.ones(g.shape, dtype=bool)),
+        with_nan,
+        with_inf,
+        np.datetime64("2020-01-01"),
+        {},
+        object(),
+    ]
     if g.ndim == 2 and g.shape[0] > 1 and g.shape[1] > 1:
         refuse.append([row[:1] if i == 0 else row for i, row in enumerate(g.tolist())])  # ragged
-    allow = [g * 1e300, g * 1e155 + 1e155, np.full_like(g, 1.7e308), np.full_like(g, -1.7e308), np.full_like(g, 1e-320),
-             np.zeros_like(g), g.astype(np.float32), g.astype(np.float16), g[None], np.hstack([g, g[:, :1]]) if g.ndim == 2 else g[:-1],
-             np.vstack([g, g[:1]]) if g.ndim == 2 else np.append(g, g[:1]), np.empty((0,) + g.shape[1:])]
+    allow = [
+        g * 1e300,
+        g * 1e155 + 1e155,
+        np.full_like(g, 1.7e308),
+        np.full_like(g, -1.7e308),
+        np.full_like(g, 1e-320),
+        np.zeros_like(g),
+        g.astype(np.float32),
+        g.astype(np.float16),
+        g[None],
+        np.hstack([g, g[:, :1]]) if g.ndim == 2 else g[:-1],
+        np.vstack([g, g[:1]]) if g.ndim == 2 else np.append(g, g[:1]),
+        np.empty((0,) + g.shape[1:]),
+    ]
     return refuse, allow
 
 
@@ -71,30 +95,64 @@ ODD = {
     "size": lambda good: (SIZE_REFUSE, SIZE_ALLOW),
     "index": lambda good: ([v for v in SIZE_REFUSE if not (isinstance(v, int) and v == 0)], SIZE_ALLOW),
     "seed": lambda good: ([None, True, False, np.True_, "3", 2.5, -1, math.nan, math.inf, 1 + 0j, [1], {}], [10**400, 2**64]),
-    "real": lambda good: ([None, True, "0.1", 1 + 0j, [0.1], math.nan, math.inf, -math.inf, np.array([0.1, 0.2])],
-                          [0, -1, 1e308, -1e308, 1e-320, 10**400, np.float32(0.5)]),
+    "real": lambda good: (
+        [None, True, "0.1", 1 + 0j, [0.1], math.nan, math.inf, -math.inf, np.array([0.1, 0.2])],
+        [0, -1, 1e308, -1e308, 1e-320, 10**400, np.float32(0.5)],
+    ),
     "flag": lambda good: ([None, "False", "yes", 1, 0, 1.0, [True], np.float64(1.0)], [np.True_, np.False_]),
     "scale": lambda good: ([None, "2", 1 + 0j, math.nan, math.inf, [2], np.array([2.0, 3.0])], [0, -1, 1e-300, 1e308, 3, False]),
-    "mask": lambda good: ([1 + 0j, "diagonal", 3, np.ma.array([[True]], mask=[[True]]), [[1.0, 2.0]], {}], [None, [[False]], np.ones((5, 5), bool)]),
+    "mask": lambda good: (
+        [1 + 0j, "diagonal", 3, np.ma.array([[True]], mask=[[True]]), [[1.0, 2.0]], {}],
+        [None, [[False]], np.ones((5, 5), bool)],
+    ),
     "int_list": lambda good: ([8, None, "8", [2.5], [-1], [True], {}, [None]], [[10**12], [], [10**400]]),
     "text": lambda good: ([None, 1, b"x", "nonsense", ["wall"], True], []),
     "function": lambda good: ([None, 1, "f", [len]], []),
     "instance": lambda good: ([None, 1, "x", {}, [1]], []),
-    "grads": lambda good: ([None, "x", (1, 2), backward.AttentionGradients(np.full((3, 2), np.nan), np.eye(3, 2), np.eye(3, 2)),
-                            backward.AttentionGradients(np.eye(3, 2) + 1j, np.eye(3, 2), np.eye(3, 2))],
-                           [backward.AttentionGradients(np.ones((4, 2)), np.eye(3, 2), np.eye(3, 2)),
-                            backward.AttentionGradients(np.full((3, 2), 1e300), np.full((3, 2), 1e300), np.eye(3, 2))]),
-    "params": lambda good: ([None, "x", [1], {"W_Q": "abc"}, {k: np.full(np.shape(v), np.nan) for k, v in good.items()},
-                             {k: np.asarray(v) + 1j for k, v in good.items()}],
-                            [{k: np.asarray(v) * 1e300 for k, v in good.items()}, {}]),
+    "grads": lambda good: (
+        [
+            None,
+            "x",
+            (1, 2),
+            backward.AttentionGradients(np.full((3, 2), np.nan), np.eye(3, 2), np.eye(3, 2)),
+            backward.AttentionGradients(np.eye(3, 2) + 1j, np.eye(3, 2), np.eye(3, 2)),
+        ],
+        [
+            backward.AttentionGradients(np.ones((4, 2)), np.eye(3, 2), np.eye(3, 2)),
+            backward.AttentionGradients(np.full((3, 2), 1e300), np.full((3, 2), 1e300), np.eye(3, 2)),
+        ],
+    ),
+    "params": lambda good: (
+        [
+            None,
+            "x",
+            [1],
+            {"W_Q": "abc"},
+            {k: np.full(np.shape(v), np.nan) for k, v in good.items()},
+            {k: np.asarray(v) + 1j for k, v in good.items()},
+        ],
+        [{k: np.asarray(v) * 1e300 for k, v in good.items()}, {}],
+    ),
     "shapes": lambda good: ([None, "x", {"W": "ab"}, {"W": (2.5, 2)}, {"W": (2,)}, {"W": (True, 2)}, {"W": (10**12, 10**12)}], [{}]),
     "block_sizes": lambda good: ([None, "2", 2.5, True, [1.5], [0], [True, 1, 1], {}], [[1, 1, 1, 1], [3], 10**12]),
-    "neg_inf_array": lambda good: ([None, "abc", True, 1 + 2j, math.nan, math.inf, np.ma.array([1.0], mask=[True]), [np.nan]],
-                                   [-math.inf, 1e308, -1e308, [[0.0]], np.zeros(3)]),
+    "neg_inf_array": lambda good: (
+        [None, "abc", True, 1 + 2j, math.nan, math.inf, np.ma.array([1.0], mask=[True]), [np.nan]],
+        [-math.inf, 1e308, -1e308, [[0.0]], np.zeros(3)],
+    ),
     "labels": lambda good: ([5, "ab", True], [["x"] * 5, [], [1, 2, 3]]),
-    "state": lambda good: ([None, {}, "x", {**good, "X": "abc"}, {**good, "W_Q": [[9, 0], [0, 1]]}, 
-                            {**good, "mask_mode": 1}, {**good, "mask_cells": [[1]]}, {**good, "dk": True}],
-                           [{**good, "dk": 2.0}, {**good, "dk": None}, {**good, "X": [[1e308, 0], [0, 1], [0.5, 0.5]]}]),
+    "state": lambda good: (
+        [
+            None,
+            {},
+            "x",
+            {**good, "X": "abc"},
+            {**good, "W_Q": [[9, 0], [0, 1]]},
+            {**good, "mask_mode": 1},
+            {**good, "mask_cells": [[1]]},
+            {**good, "dk": True},
+        ],
+        [{**good, "dk": 2.0}, {**good, "dk": None}, {**good, "X": [[1e308, 0], [0, 1], [0.5, 0.5]]}],
+    ),
     "any": lambda good: ([], []),
     "optional_matrix": lambda good: (_matrix_odd(good)[0][1:], [None] + _matrix_odd(good)[1]),
     "optional_size": lambda good: (SIZE_REFUSE[1:], [None] + SIZE_ALLOW),
@@ -102,19 +160,32 @@ ODD = {
 }
 
 #: Kinds whose equivalent values must give the same result as the good value.
-EQUIVALENT = {"size": lambda v: [float(v), np.int64(v), np.uint8(v)], "index": lambda v: [float(v), np.int64(v)],
-              "seed": lambda v: [float(v), np.int64(v), np.uint16(v)]}
+EQUIVALENT = {
+    "size": lambda v: [float(v), np.int64(v), np.uint8(v)],
+    "index": lambda v: [float(v), np.int64(v)],
+    "seed": lambda v: [float(v), np.int64(v), np.uint16(v)],
+}
 
 PROBE = training.previous_token_task(2, length=3, n_symbols=2, d_pos=2, seed=0)
 SHAPES = {"W_Q": (4, 2), "W_K": (4, 2), "W_V": (4, 2)}
 PARAMS = training.init_params(SHAPES, 0.5, seed=0)
 GRADS = {"d" + k: np.full_like(v, 0.1) for k, v in PARAMS.items()}
-RUN = training.train(training.AttentionModel(), PARAMS, training.Adam(0.05), lambda r: training.previous_token_task(2, 3, 2, 2, r), 2, PROBE, (0, 2))
+RUN = training.train(
+    training.AttentionModel(), PARAMS, training.Adam(0.05), lambda r: training.previous_token_task(2, 3, 2, 2, r), 2, PROBE, (0, 2)
+)
 W_PROBE = training.AttentionModel().forward(PARAMS, PROBE)[1]
 FORWARD = attention(X3, X3, X3)
 MH_FORWARD = multi_head_parts(X3, X3, I2, I2, I2, I2, 2)
-STATE = {"X": X3.tolist(), "tokens": ["a", "b", "c"], "W_Q": I2.tolist(), "W_K": I2.tolist(), "W_V": I2.tolist(), "dk": 2,
-         "mask_mode": "none", "mask_cells": np.ones((3, 3), bool).tolist()}
+STATE = {
+    "X": X3.tolist(),
+    "tokens": ["a", "b", "c"],
+    "W_Q": I2.tolist(),
+    "W_K": I2.tolist(),
+    "W_V": I2.tolist(),
+    "dk": 2,
+    "mask_mode": "none",
+    "mask_cells": np.ones((3, 3), bool).tolist(),
+}
 
 
 def _batches(rng):
@@ -127,94 +198,251 @@ def _square(x):
 
 #: label: (callable, good keyword arguments, {argument: kind}). Methods are called on a fresh instance.
 SPECS = {
-    "backward.softmax_backward": (backward.softmax_backward, {"weights": A23, "d_weights": A23 - 0.3}, {"weights": "matrix", "d_weights": "matrix"}),
-    "backward.attention_backward": (backward.attention_backward, {"Q": X3, "K": X3, "V": X3, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
-                                    {"Q": "matrix", "K": "matrix", "V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"}),
-    "backward.attention_backward_from": (backward.attention_backward_from, {"forward": FORWARD, "d_output": np.ones((3, 2))},
-                                         {"forward": "instance", "d_output": "matrix"}),
-    "backward.projection_gradients": (backward.projection_gradients,
-                                      {"X_query": X3, "X_memory": X3, "grads": backward.AttentionGradients(np.eye(3, 2), np.eye(3, 2), np.eye(3, 2))},
-                                      {"X_query": "matrix", "X_memory": "matrix", "grads": "grads"}),
-    "backward.multi_head_backward_from": (backward.multi_head_backward_from, {"forward": MH_FORWARD, "X_query": X3, "X_memory": X3, "d_output": np.ones((3, 2))},
-                                          {"forward": "instance", "X_query": "matrix", "X_memory": "matrix", "d_output": "matrix"}),
-    "backward.cross_attention_backward": (backward.cross_attention_backward,
-                                          {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
-                                          {"X_query": "matrix", "X_memory": "matrix", "W_Q": "matrix", "W_K": "matrix", "W_V": "matrix",
-                                           "d_output": "matrix", "mask": "mask", "scale": "scale"}),
-    "backward.self_attention_backward": (backward.self_attention_backward,
-                                         {"X": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
-                                         {"X": "matrix", "W_Q": "matrix", "W_K": "matrix", "W_V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"}),
-    "backward.multi_head_attention_backward": (backward.multi_head_attention_backward,
-                                               {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "W_O": I2, "n_heads": 2,
-                                                "d_output": np.ones((3, 2)), "mask": None},
-                                               {"X_query": "matrix", "X_memory": "matrix", "W_Q": "matrix", "W_K": "matrix", "W_V": "matrix",
-                                                "W_O": "matrix", "n_heads": "size", "d_output": "matrix", "mask": "mask"}),
-    "backward.central_difference": (backward.central_difference, {"fn": _square, "x": [[1.0, 2.0]], "eps": 1e-5},
-                                    {"fn": "function", "x": "matrix", "eps": "real"}),
-    "backward.relative_error": (backward.relative_error, {"computed": [1.0, 2.0], "reference": [1.0, 2.5]}, {"computed": "matrix", "reference": "matrix"}),
-    "blocked.online_softmax_step": (blocked.online_softmax_step, {"m": -np.inf, "l": 0.0, "scores": [0.0, 1.0]},
-                                    {"m": "neg_inf_array", "l": "real", "scores": "neg_inf_array"}),
-    "blocked.online_softmax_trace": (blocked.online_softmax_trace, {"scores": [0.0, 2.0, 1.0], "block_sizes": [1, 2], "values": np.eye(3, 2)},
-                                     {"scores": "neg_inf_array", "block_sizes": "block_sizes", "values": "optional_matrix"}),
+    "backward.softmax_backward": (
+        backward.softmax_backward,
+        {"weights": A23, "d_weights": A23 - 0.3},
+        {"weights": "matrix", "d_weights": "matrix"},
+    ),
+    "backward.attention_backward": (
+        backward.attention_backward,
+        {"Q": X3, "K": X3, "V": X3, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {"Q": "matrix", "K": "matrix", "V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"},
+    ),
+    "backward.attention_backward_from": (
+        backward.attention_backward_from,
+        {"forward": FORWARD, "d_output": np.ones((3, 2))},
+        {"forward": "instance", "d_output": "matrix"},
+    ),
+    "backward.projection_gradients": (
+        backward.projection_gradients,
+        {"X_query": X3, "X_memory": X3, "grads": backward.AttentionGradients(np.eye(3, 2), np.eye(3, 2), np.eye(3, 2))},
+        {"X_query": "matrix", "X_memory": "matrix", "grads": "grads"},
+    ),
+    "backward.multi_head_backward_from": (
+        backward.multi_head_backward_from,
+        {"forward": MH_FORWARD, "X_query": X3, "X_memory": X3, "d_output": np.ones((3, 2))},
+        {"forward": "instance", "X_query": "matrix", "X_memory": "matrix", "d_output": "matrix"},
+    ),
+    "backward.cross_attention_backward": (
+        backward.cross_attention_backward,
+        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "W_V": "matrix",
+            "d_output": "matrix",
+            "mask": "mask",
+            "scale": "scale",
+        },
+    ),
+    "backward.self_attention_backward": (
+        backward.self_attention_backward,
+        {"X": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {"X": "matrix", "W_Q": "matrix", "W_K": "matrix", "W_V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"},
+    ),
+    "backward.multi_head_attention_backward": (
+        backward.multi_head_attention_backward,
+        {
+            "X_query": X3,
+            "X_memory": X3,
+            "W_Q": I2,
+            "W_K": I2,
+            "W_V": I2,
+            "W_O": I2,
+            "n_heads": 2,
+            "d_output": np.ones((3, 2)),
+            "mask": None,
+        },
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "W_V": "matrix",
+            "W_O": "matrix",
+            "n_heads": "size",
+            "d_output": "matrix",
+            "mask": "mask",
+        },
+    ),
+    "backward.central_difference": (
+        backward.central_difference,
+        {"fn": _square, "x": [[1.0, 2.0]], "eps": 1e-5},
+        {"fn": "function", "x": "matrix", "eps": "real"},
+    ),
+    "backward.relative_error": (
+        backward.relative_error,
+        {"computed": [1.0, 2.0], "reference": [1.0, 2.5]},
+        {"computed": "matrix", "reference": "matrix"},
+    ),
+    "blocked.online_softmax_step": (
+        blocked.online_softmax_step,
+        {"m": -np.inf, "l": 0.0, "scores": [0.0, 1.0]},
+        {"m": "neg_inf_array", "l": "real", "scores": "neg_inf_array"},
+    ),
+    "blocked.online_softmax_trace": (
+        blocked.online_softmax_trace,
+        {"scores": [0.0, 2.0, 1.0], "block_sizes": [1, 2], "values": np.eye(3, 2)},
+        {"scores": "neg_inf_array", "block_sizes": "block_sizes", "values": "optional_matrix"},
+    ),
     "blocked.block_count": (blocked.block_count, {"n_keys": 5, "block_size": 2}, {"n_keys": "size", "block_size": "size"}),
-    "blocked.key_block": (blocked.key_block, {"n_queries": 5, "n_keys": 5, "block_size": 2, "index": 1, "causal": False},
-                          {"n_queries": "size", "n_keys": "size", "block_size": "size", "index": "index", "causal": "flag"}),
-    "blocked.key_blocks": (blocked.key_blocks, {"n_queries": 5, "n_keys": 5, "block_size": 2, "causal": True},
-                           {"n_queries": "size", "n_keys": "size", "block_size": "size", "causal": "flag"}),
-    "blocked.chunked_attention": (blocked.chunked_attention, {"Q": X3, "K": X3, "V": X3, "block_size": 2, "mask": None, "scale": True, "return_lse": False},
-                                  {"Q": "matrix", "K": "matrix", "V": "matrix", "block_size": "size", "mask": "mask", "scale": "scale", "return_lse": "flag"}),
-    "blocked.block_explorer_data": (blocked.block_explorer_data, {"n": 8, "block_size": 3, "d_k": 4, "dtype": "float32", "causal": False},
-                                    {"n": "size", "block_size": "size", "d_k": "size", "dtype": "text", "causal": "flag"}),
+    "blocked.key_block": (
+        blocked.key_block,
+        {"n_queries": 5, "n_keys": 5, "block_size": 2, "index": 1, "causal": False},
+        {"n_queries": "size", "n_keys": "size", "block_size": "size", "index": "index", "causal": "flag"},
+    ),
+    "blocked.key_blocks": (
+        blocked.key_blocks,
+        {"n_queries": 5, "n_keys": 5, "block_size": 2, "causal": True},
+        {"n_queries": "size", "n_keys": "size", "block_size": "size", "causal": "flag"},
+    ),
+    "blocked.chunked_attention": (
+        blocked.chunked_attention,
+        {"Q": X3, "K": X3, "V": X3, "block_size": 2, "mask": None, "scale": True, "return_lse": False},
+        {"Q": "matrix", "K": "matrix", "V": "matrix", "block_size": "size", "mask": "mask", "scale": "scale", "return_lse": "flag"},
+    ),
+    "blocked.block_explorer_data": (
+        blocked.block_explorer_data,
+        {"n": 8, "block_size": 3, "d_k": 4, "dtype": "float32", "causal": False},
+        {"n": "size", "block_size": "size", "d_k": "size", "dtype": "text", "causal": "flag"},
+    ),
     "blocked.two_block_identity": (blocked.two_block_identity, {"first": 1, "second": 1}, {"first": "size", "second": "size"}),
-    "training.previous_token_task": (training.previous_token_task, {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
-                                     {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"}),
-    "training.two_relation_task": (training.two_relation_task, {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
-                                   {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"}),
-    "training.mse_loss": (training.mse_loss, {"output": X3, "target": X3 - 0.5, "weight": np.ones((3, 2))},
-                          {"output": "matrix", "target": "matrix", "weight": "optional_matrix"}),
-    "training.init_params": (training.init_params, {"shapes": SHAPES, "std": 0.5, "seed": 3}, {"shapes": "shapes", "std": "real", "seed": "seed"}),
-    "training.train": (training.train, {"model": training.AttentionModel(), "params": PARAMS, "optimizer": training.GradientDescent(0.1),
-                                        "make_batch": _batches, "n_steps": 2, "probe": PROBE, "record_steps": (0, 2), "seed": 3},
-                       {"model": "instance", "params": "params", "optimizer": "instance", "make_batch": "function", "n_steps": "size",
-                        "probe": "instance", "record_steps": "int_list", "seed": "seed"}),
-    "training.relation_mass": (training.relation_mass, {"weights": W_PROBE, "task": PROBE, "relation": "previous"},
-                               {"weights": "matrix", "task": "instance", "relation": "text"}),
-    "training.head_roles": (training.head_roles, {"weights": W_PROBE, "task": PROBE, "threshold": 0.5},
-                            {"weights": "matrix", "task": "instance", "threshold": "real"}),
+    "training.previous_token_task": (
+        training.previous_token_task,
+        {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
+        {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"},
+    ),
+    "training.two_relation_task": (
+        training.two_relation_task,
+        {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
+        {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"},
+    ),
+    "training.mse_loss": (
+        training.mse_loss,
+        {"output": X3, "target": X3 - 0.5, "weight": np.ones((3, 2))},
+        {"output": "matrix", "target": "matrix", "weight": "optional_matrix"},
+    ),
+    "training.init_params": (
+        training.init_params,
+        {"shapes": SHAPES, "std": 0.5, "seed": 3},
+        {"shapes": "shapes", "std": "real", "seed": "seed"},
+    ),
+    "training.train": (
+        training.train,
+        {
+            "model": training.AttentionModel(),
+            "params": PARAMS,
+            "optimizer": training.GradientDescent(0.1),
+            "make_batch": _batches,
+            "n_steps": 2,
+            "probe": PROBE,
+            "record_steps": (0, 2),
+            "seed": 3,
+        },
+        {
+            "model": "instance",
+            "params": "params",
+            "optimizer": "instance",
+            "make_batch": "function",
+            "n_steps": "size",
+            "probe": "instance",
+            "record_steps": "int_list",
+            "seed": "seed",
+        },
+    ),
+    "training.relation_mass": (
+        training.relation_mass,
+        {"weights": W_PROBE, "task": PROBE, "relation": "previous"},
+        {"weights": "matrix", "task": "instance", "relation": "text"},
+    ),
+    "training.head_roles": (
+        training.head_roles,
+        {"weights": W_PROBE, "task": PROBE, "threshold": 0.5},
+        {"weights": "matrix", "task": "instance", "threshold": "real"},
+    ),
     "training.saturation": (training.saturation, {"weights": W_PROBE}, {"weights": "matrix"}),
-    "training.explorer_steps": (training.explorer_steps, {"run": RUN, "probe": PROBE, "sequence": 1, "head": 0},
-                                {"run": "instance", "probe": "instance", "sequence": "index", "head": "index"}),
+    "training.explorer_steps": (
+        training.explorer_steps,
+        {"run": RUN, "probe": PROBE, "sequence": 1, "head": 0},
+        {"run": "instance", "probe": "instance", "sequence": "index", "head": "index"},
+    ),
     "training.AttentionModel": (training.AttentionModel, {"n_heads": 2, "scale": True}, {"n_heads": "optional_size", "scale": "scale"}),
-    "training.AttentionModel.forward": (lambda params, task: training.AttentionModel().forward(params, task), {"params": PARAMS, "task": PROBE},
-                                        {"params": "params", "task": "instance"}),
-    "training.AttentionModel.loss_and_gradients": (lambda params, task: training.AttentionModel().loss_and_gradients(params, task),
-                                                   {"params": PARAMS, "task": PROBE}, {"params": "params", "task": "instance"}),
+    "training.AttentionModel.forward": (
+        lambda params, task: training.AttentionModel().forward(params, task),
+        {"params": PARAMS, "task": PROBE},
+        {"params": "params", "task": "instance"},
+    ),
+    "training.AttentionModel.loss_and_gradients": (
+        lambda params, task: training.AttentionModel().loss_and_gradients(params, task),
+        {"params": PARAMS, "task": PROBE},
+        {"params": "params", "task": "instance"},
+    ),
     "training.GradientDescent": (training.GradientDescent, {"lr": 0.1}, {"lr": "real"}),
-    "training.GradientDescent.step": (lambda params, grads: training.GradientDescent(0.1).step(params, grads), {"params": PARAMS, "grads": GRADS},
-                                      {"params": "params", "grads": "params"}),
-    "training.Adam": (training.Adam, {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "t": 0, "m": {}, "v": {}},
-                      {"lr": "real", "beta1": "real", "beta2": "real", "eps": "real", "t": "index", "m": "dict", "v": "dict"}),
-    "training.Adam.step": (lambda params, grads: training.Adam(0.1).step(params, grads), {"params": PARAMS, "grads": GRADS},
-                           {"params": "params", "grads": "params"}),
+    "training.GradientDescent.step": (
+        lambda params, grads: training.GradientDescent(0.1).step(params, grads),
+        {"params": PARAMS, "grads": GRADS},
+        {"params": "params", "grads": "params"},
+    ),
+    "training.Adam": (
+        training.Adam,
+        {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "t": 0, "m": {}, "v": {}},
+        {"lr": "real", "beta1": "real", "beta2": "real", "eps": "real", "t": "index", "m": "dict", "v": "dict"},
+    ),
+    "training.Adam.step": (
+        lambda params, grads: training.Adam(0.1).step(params, grads),
+        {"params": PARAMS, "grads": GRADS},
+        {"params": "params", "grads": "params"},
+    ),
     "measure.PowerLawFit": (measure.PowerLawFit, {"exponent": 2.5, "prefactor": 1.0}, {"exponent": "real", "prefactor": "real"}),
     "measure.PowerLawFit.predict": (lambda n: measure.PowerLawFit(2.5, 1.0).predict(n), {"n": [1.0, 10.0]}, {"n": "matrix"}),
     "measure.fit_power_law": (measure.fit_power_law, {"n": [1.0, 2.0, 4.0], "y": [1.0, 4.0, 16.0]}, {"n": "matrix", "y": "matrix"}),
-    "measure.peak_memory_bytes": (measure.peak_memory_bytes, {"fn": len, "args": ([1, 2],), "kwargs": {}}, {"fn": "function", "args": "any", "kwargs": "any"}),
-    "measure.median_seconds": (measure.median_seconds, {"fn": len, "args": ([1, 2],), "repeats": 2, "clock": "cpu", "kwargs": {}},
-                               {"fn": "function", "args": "any", "repeats": "size", "clock": "text", "kwargs": "any"}),
-    "measure.measure_attention": (measure.measure_attention, {"lengths": [8], "d_k": 2, "block_size": 4, "repeats": 1, "seed": 3, "clock": "cpu",
-                                                              "blas_threads": None},
-                                  {"lengths": "int_list", "d_k": "size", "block_size": "size", "repeats": "size", "seed": "seed", "clock": "text",
-                                   "blas_threads": "optional_size"}),
-    "explorers.matrix_html": (snapshot.matrix_html, {"matrix": [[0.5, -np.inf]], "row_labels": ["a"], "col_labels": ["b", "c"], "title": "t",
-                                                     "name": "m", "row_sums": False},
-                              {"matrix": "matrix", "row_labels": "labels", "col_labels": "labels", "title": "text", "name": "text", "row_sums": "flag"}),
+    "measure.peak_memory_bytes": (
+        measure.peak_memory_bytes,
+        {"fn": len, "args": ([1, 2],), "kwargs": {}},
+        {"fn": "function", "args": "any", "kwargs": "any"},
+    ),
+    "measure.median_seconds": (
+        measure.median_seconds,
+        {"fn": len, "args": ([1, 2],), "repeats": 2, "clock": "cpu", "kwargs": {}},
+        {"fn": "function", "args": "any", "repeats": "size", "clock": "text", "kwargs": "any"},
+    ),
+    "measure.measure_attention": (
+        measure.measure_attention,
+        {"lengths": [8], "d_k": 2, "block_size": 4, "repeats": 1, "seed": 3, "clock": "cpu", "blas_threads": None},
+        {
+            "lengths": "int_list",
+            "d_k": "size",
+            "block_size": "size",
+            "repeats": "size",
+            "seed": "seed",
+            "clock": "text",
+            "blas_threads": "optional_size",
+        },
+    ),
+    "explorers.matrix_html": (
+        snapshot.matrix_html,
+        {"matrix": [[0.5, -np.inf]], "row_labels": ["a"], "col_labels": ["b", "c"], "title": "t", "name": "m", "row_sums": False},
+        {"matrix": "matrix", "row_labels": "labels", "col_labels": "labels", "title": "text", "name": "text", "row_sums": "flag"},
+    ),
     "explorers.reference_views": (reference_views, {"state": STATE}, {"state": "state"}),
 }
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
-RECORDS = {"AttentionGradients", "ProjectionGradients", "MultiHeadGradients", "KeyBlock", "OnlineStep", "TwoBlockIdentity", "Task", "Snapshot",
-           "TrainingRun", "Measurement", "CLOCKS"}
+RECORDS = {
+    "AttentionGradients",
+    "ProjectionGradients",
+    "MultiHeadGradients",
+    "KeyBlock",
+    "OnlineStep",
+    "TwoBlockIdentity",
+    "Task",
+    "Snapshot",
+    "TrainingRun",
+    "Measurement",
+    "CLOCKS",
+}
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
 VARIADIC = {"args", "kwargs"}
 #: Kinds where a text of "nonsense" is a valid value (labels and titles are any text).
@@ -262,8 +490,11 @@ def _finite_arg(value) -> bool:
 
 
 def _copies(kwargs):
-    return {k: (v.copy(), np.ma.getmaskarray(v).copy() if isinstance(v, np.ma.MaskedArray) else None)
-            for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+    return {
+        k: (v.copy(), np.ma.getmaskarray(v).copy() if isinstance(v, np.ma.MaskedArray) else None)
+        for k, v in kwargs.items()
+        if isinstance(v, np.ndarray)
+    }
 
 
 def _named(text: str, names) -> list[str]:
@@ -315,7 +546,12 @@ def small_memory(monkeypatch):
 @pytest.mark.parametrize("label", sorted(SPECS))
 def test_every_argument_gets_the_odd_values_of_its_kind(label):
     fn, good, kinds = SPECS[label]
-    neg_inf_ok = label in ("explorers.reference_views", "blocked.online_softmax_step", "blocked.online_softmax_trace", "explorers.matrix_html")
+    neg_inf_ok = label in (
+        "explorers.reference_views",
+        "blocked.online_softmax_step",
+        "blocked.online_softmax_trace",
+        "explorers.matrix_html",
+    )
     reference = judge(label, fn, dict(good), neg_inf_ok=neg_inf_ok)
     assert reference is not None, f"{label}: the good call was refused"
     for arg, kind in kinds.items():
@@ -328,7 +564,9 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
             judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
         for value in EQUIVALENT.get(kind, lambda v: [])(good.get(arg)):
             got = judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
-            assert _fingerprint(got) == _fingerprint(reference) or label.startswith("measure."), f"{label}: {arg}={value!r} is not the same as {good[arg]!r}"
+            assert _fingerprint(got) == _fingerprint(reference) or label.startswith("measure."), (
+                f"{label}: {arg}={value!r} is not the same as {good[arg]!r}"
+            )
 
 
 def test_every_public_callable_has_an_entry():
@@ -347,7 +585,7 @@ def test_every_public_callable_has_an_entry():
                 for meth, member in vars(obj).items():
                     if inspect.isfunction(member) and not meth.startswith("_") and f"{label}.{meth}" not in SPECS:
                         missing.append(f"{label}.{meth}")
-    for label, (fn, good, kinds) in SPECS.items():
+    for label, (fn, _good, kinds) in SPECS.items():
         target = fn
         if label.count(".") == 2:  # a method: the parameters of the method itself
             module, cls, meth = label.split(".")

@@ -40,6 +40,7 @@ def _same(old, new) -> bool:
     except Exception:  # noqa: BLE001
         return False
 
+
 #: How many traits and attempts the suite covered (read by test_write_the_counts).
 COUNTS: Counter[str] = Counter()
 
@@ -88,8 +89,14 @@ ODD = [
 
 #: A good new value for every state trait of every kind (different from the explorer's start).
 GOOD = {
-    "attention": {"W_Q": [[2, 0], [0, 1]], "W_K": [[1, 0], [1, 1]], "W_V": [[1, 0], [1, 1]], "dk": 0, "mask_mode": "causal",
-                  "mask_cells": [[True, False, False], [True, True, False], [True, True, True]]},
+    "attention": {
+        "W_Q": [[2, 0], [0, 1]],
+        "W_K": [[1, 0], [1, 1]],
+        "W_V": [[1, 0], [1, 1]],
+        "dk": 0,
+        "mask_mode": "causal",
+        "mask_cells": [[True, False, False], [True, True, False], [True, True, True]],
+    },
     "scaling": {"dk": 64},
     "scale_comparison": {"length": 3.0},
     "head_count": {"n_heads": 4},
@@ -107,8 +114,10 @@ SETTING = {"dk": "d_k", "mask_mode": "mask", "mask_cells": "mask"}
 
 def _model(ex) -> dict:
     """What a refused change must leave as it was: every synced value and the computed views (the same objects)."""
-    return {"values": {k: ex._trait_values.get(k) for k in ex._own_names() if k != "error"},
-            "views": {k: ex.__dict__[k] for k in _VIEW_ATTRS if k in ex.__dict__}}
+    return {
+        "values": {k: ex._trait_values.get(k) for k in ex._own_names() if k != "error"},
+        "views": {k: ex.__dict__[k] for k in _VIEW_ATTRS if k in ex.__dict__},
+    }
 
 
 def _unchanged(before: dict, ex) -> bool:
@@ -189,7 +198,7 @@ def test_observers_see_the_new_result_from_python_and_from_the_page(kind):
             ex = KINDS[kind]()
             ex.set_state(SETUP.get((kind, trait), {}))
             seen = []
-            ex.observe(lambda change, ex=ex: seen.append(repr(ex.result)), names=[trait])
+            ex.observe(lambda change, ex=ex, seen=seen: seen.append(repr(ex.result)), names=[trait])
             if via == "python":
                 setattr(ex, trait, value)
             else:

@@ -33,8 +33,7 @@ attnlib.explorers.widget.InvalidSetting: W_Q must be a (2, 2) matrix with entrie
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import anywidget
@@ -742,7 +741,8 @@ class HeadCountExplorer(_Explorer):
         return st.check_tokens(value, self.X.shape[0])
 
     def _data_matrix(self, name: str, value: Any) -> np.ndarray:
-        return _same_shape(name, st._frozen(st._float_matrix(name, value, f"a finite real matrix of shape {getattr(self, name).shape}")), getattr(self, name))
+        old = getattr(self, name)
+        return _same_shape(name, st._frozen(st._float_matrix(name, value, f"a finite real matrix of shape {old.shape}")), old)
 
     def _check_X(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
         return self._data_matrix("X", value)
