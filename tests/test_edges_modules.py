@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from attnlib import _validate, backward, blocked, measure, training
+from attnlib import _validate, backward, blocked, explorers, measure, training
 from attnlib.core import attention, multi_head_parts
 from attnlib.explorers import reference_views, snapshot
 
@@ -157,6 +157,7 @@ ODD = {
     "optional_matrix": lambda good: (_matrix_odd(good)[0][1:], [None] + _matrix_odd(good)[1]),
     "optional_size": lambda good: (SIZE_REFUSE[1:], [None] + SIZE_ALLOW),
     "dict": lambda good: ([None, 1, "x", [1]], [{}]),
+    "optional_labels": lambda good: ([5, "ab", True, ["a"], {}], [None, [1, 2, 3], ["<b>", "", "c"]]),
 }
 
 #: Kinds whose equivalent values must give the same result as the good value.
@@ -427,6 +428,24 @@ SPECS = {
         {"matrix": "matrix", "row_labels": "labels", "col_labels": "labels", "title": "text", "name": "text", "row_sums": "flag"},
     ),
     "explorers.reference_views": (reference_views, {"state": STATE}, {"state": "state"}),
+    "explorers.attention_explorer": (
+        explorers.attention_explorer,
+        {"X": X3, "tokens": ["a", "b", "c"]},
+        {"X": "optional_matrix", "tokens": "optional_labels"},
+    ),
+    **{
+        f"explorers.{name}": (getattr(explorers, name), {}, {})
+        for name in (
+            "value_projection_explorer",
+            "mask_explorer",
+            "scaling_explorer",
+            "scale_comparison_explorer",
+            "head_count_explorer",
+            "positional_explorer",
+            "training_explorer",
+            "block_memory_explorer",
+        )
+    },
 }
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
@@ -443,6 +462,9 @@ RECORDS = {
     "Measurement",
     "CLOCKS",
 }
+#: The explorer classes: every trait of every kind is tried by tests/test_explorer_settings.py, and they are built
+#: here through their constructors (attention_explorer(...) and the others).
+EXPLORER_CLASSES = {name for name in explorers.__all__ if name.endswith("Explorer")} | {"InvalidSetting", "SettingError"}
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
 VARIADIC = {"args", "kwargs"}
 #: Kinds where a text of "nonsense" is a valid value (labels and titles are any text).
@@ -571,11 +593,11 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
 
 def test_every_public_callable_has_an_entry():
     missing, unlisted = [], []
-    for module in (backward, blocked, training, measure):
+    for module in (backward, blocked, training, measure, explorers):
         short = module.__name__.split(".")[-1]
         for name in module.__all__:
             obj = getattr(module, name)
-            if name in RECORDS or not callable(obj):
+            if name in RECORDS or name in EXPLORER_CLASSES or not callable(obj):
                 continue
             label = f"{short}.{name}"
             if label not in SPECS:
