@@ -12,7 +12,8 @@ The rules, in one place:
 * **Integers** (:func:`as_int`): a Python ``int`` of any size, a numpy integer
   (signed or unsigned), or an integral finite float (``2.0``). ``bool``,
   strings, containers and non-integral floats are refused. Seeds follow the
-  same rule (:func:`as_seed`: a non-negative integer).
+  same rule (:func:`as_seed`: a non-negative integer; :func:`as_rng` also takes
+  a ``numpy.random.Generator``, never ``None``).
 * **Real scalars** (:func:`as_real`): an int, a float or a numpy real number;
   not a string, a bool or a complex number.
 * **Results** (:func:`finite_result`): every result is finite; a computation
@@ -39,6 +40,8 @@ __all__ = [
     "as_int",
     "as_positive_int",
     "as_seed",
+    "as_rng",
+    "as_positive_real",
     "as_real",
     "as_flag",
     "as_int_sequence",
@@ -217,6 +220,25 @@ def as_seed(name: str, value: Any) -> int:
     return as_int(name, value, minimum=0, what="a non-negative integer seed")
 
 
+def as_rng(name: str, value: Any) -> np.random.Generator:
+    """A random generator from a seed (:func:`as_seed`) or a ``numpy.random.Generator`` (used as it is).
+
+    ``None`` is refused: it would give a run that cannot be repeated.
+
+    Examples
+    --------
+    >>> float(as_rng("seed", 3.0).random()) == float(np.random.default_rng(3).random())
+    True
+    >>> as_rng("seed", None)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a non-negative integer seed (or a numpy Generator); got None (NoneType)
+    """
+    if isinstance(value, np.random.Generator):
+        return value
+    return np.random.default_rng(as_int(name, value, minimum=0, what="a non-negative integer seed (or a numpy Generator)"))
+
+
 def as_int_sequence(name: str, values: Any, *, minimum: int = 1, allow_empty: bool = False) -> list[int]:
     """A sequence of integers (non-empty unless ``allow_empty``), each checked by :func:`as_int`.
 
@@ -255,6 +277,28 @@ def as_real(name: str, value: Any) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(f"{name} = {_describe(value)} overflowed: it is too large for a float64") from None
+
+
+def as_positive_real(name: str, value: Any, *, below: float | None = None, allow_zero: bool = False) -> float:
+    """A finite real number (:func:`as_real`) above 0 (or at least 0 with ``allow_zero``), and below ``below`` if given.
+
+    Examples
+    --------
+    >>> as_positive_real("lr", 0.1)
+    0.1
+    >>> as_positive_real("beta1", 1.0, below=1.0, allow_zero=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: beta1 must be a finite number in [0, 1); got 1.0
+    """
+    number = as_real(name, value)
+    low_ok = number >= 0 if allow_zero else number > 0
+    high_ok = below is None or number < below
+    if not (math.isfinite(number) and low_ok and high_ok):
+        low = "[0" if allow_zero else "(0"
+        high = f"{below:g})" if below is not None else "inf)"
+        raise ValueError(f"{name} must be a finite number in {low}, {high}; got {_describe(value)}")
+    return number
 
 
 def as_flag(name: str, value: Any) -> bool:

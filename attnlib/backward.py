@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import as_array, as_matrix
-from .core import AttentionResult, MultiHeadResult, attention, multi_head_parts, project
+from ._validate import as_array, as_matrix, as_real, finite_result, quiet
+from .core import AttentionResult, MultiHeadResult, attention, cross_attention, multi_head_parts, self_attention
 
 __all__ = [
     "AttentionGradients",
@@ -97,7 +97,9 @@ def softmax_backward(weights: Any, d_weights: Any) -> np.ndarray:
         raise ValueError(f"d_weights has shape {da.shape} but weights has shape {a.shape}; they must match")
     if (a < 0).any() or (a > 1).any():
         raise ValueError("weights must be softmax outputs (entries between 0 and 1)")
-    return a * (da - np.sum(da * a, axis=-1, keepdims=True))
+    with quiet():
+        inner = finite_result(np.sum(da * a, axis=-1, keepdims=True), "rowsum(d_weights * weights)", "d_weights")
+        return finite_result(a * (da - inner), "the softmax gradient weights * (d_weights - rowsum)", "d_weights")
 
 
 def attention_backward(
@@ -139,19 +141,34 @@ def attention_backward_from(forward: AttentionResult, d_output: Any) -> Attentio
     >>> attention_backward_from(attention(X, X, X), [[1.0, 0.0], [0.0, 0.0]]).dV.round(4).tolist()
     [[0.6698, 0.0], [0.3302, 0.0]]
     """
+    if not isinstance(forward, AttentionResult):
+        raise ValueError(f"forward must be the AttentionResult of attnlib.core.attention; got {type(forward).__name__}")
     d_out = as_matrix("d_output", d_output)
     if d_out.shape != forward.output.shape:
         raise ValueError(
             f"d_output has shape {d_out.shape} but the attention output has shape {forward.output.shape} (n_q, d_v)"
         )
+    return _backward(forward, d_out, "d_output")
+
+
+def _backward(forward: AttentionResult, d_out: np.ndarray, inputs: str) -> AttentionGradients:
+    """The attention backward pass for a checked ``d_out``; every product is checked for overflow like in core.
+
+    ``inputs`` names the caller's arguments the gradient came from (an overflow names them, not an internal array).
+    """
     A = forward.weights
-    dV = A.T @ d_out
-    dA = d_out @ forward.V.T
-    dS = A * (dA - np.sum(dA * A, axis=-1, keepdims=True))  # softmax_backward without re-checking A
-    if forward.mask is not None:
-        dS = np.where(forward.mask, dS, 0.0)
-    dS = dS / forward.divisor
-    return AttentionGradients(dS @ forward.K, dS.T @ forward.Q, dV)
+    with quiet():
+        dV = finite_result(A.T @ d_out, "the gradient dV = A^T dO", inputs)
+        dA = finite_result(d_out @ forward.V.T, "the gradient dA = dO V^T", f"{inputs} and the values V")
+        inner = finite_result(np.sum(dA * A, axis=-1, keepdims=True), "rowsum(dA * A)", f"{inputs} and the values V")
+        # softmax_backward without re-checking A
+        dS = finite_result(A * (dA - inner), "the score gradient dS", f"{inputs} and the values V")
+        if forward.mask is not None:
+            dS = np.where(forward.mask, dS, 0.0)
+        dS = dS / forward.divisor
+        dQ = finite_result(dS @ forward.K, "the gradient dQ = dS K", f"{inputs}, the values V and the keys K")
+        dK = finite_result(dS.T @ forward.Q, "the gradient dK = dS^T Q", f"{inputs}, the values V and the queries Q")
+    return AttentionGradients(dQ, dK, dV)
 
 
 def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients) -> ProjectionGradients:
@@ -163,14 +180,28 @@ def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients)
     >>> [m.shape for m in projection_gradients(np.ones((1, 4)), np.ones((2, 4)), g)]
     [(4, 2), (4, 2), (4, 3)]
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
-    if grads.dQ.shape[0] != xq.shape[0] or grads.dK.shape[0] != xm.shape[0]:
+    return _projection_gradients(X_query, X_memory, grads, ("X_query", "X_memory"))
+
+
+def _projection_gradients(X_query: Any, X_memory: Any, grads: Any, names: tuple[str, str]) -> ProjectionGradients:
+    """:func:`projection_gradients` with the caller's names of the two inputs (``X`` for self-attention)."""
+    xq = as_matrix(names[0], X_query)
+    xm = as_matrix(names[1], X_memory)
+    if not (isinstance(grads, tuple) and len(grads) == 3):
+        raise ValueError(f"grads must be AttentionGradients (dQ, dK, dV); got {type(grads).__name__}")
+    dQ, dK, dV = (as_matrix(f"grads.{n}", g) for n, g in zip(("dQ", "dK", "dV"), grads))
+    if dQ.shape[0] != xq.shape[0] or dK.shape[0] != xm.shape[0] or dV.shape[0] != xm.shape[0]:
         raise ValueError(
-            f"grads do not match the inputs: dQ has {grads.dQ.shape[0]} rows for {xq.shape[0]} queries, "
-            f"dK has {grads.dK.shape[0]} rows for {xm.shape[0]} memory tokens"
+            f"grads do not match the inputs: dQ has {dQ.shape[0]} rows for {xq.shape[0]} queries ({names[0]}), "
+            f"dK and dV have {dK.shape[0]} and {dV.shape[0]} rows for {xm.shape[0]} memory tokens ({names[1]})"
         )
-    return ProjectionGradients(xq.T @ grads.dQ, xm.T @ grads.dK, xm.T @ grads.dV)
+    q, m = names
+    with quiet():
+        return ProjectionGradients(
+            finite_result(xq.T @ dQ, f"dW_Q = {q}^T dQ", f"{q} and the gradient dQ"),
+            finite_result(xm.T @ dK, f"dW_K = {m}^T dK", f"{m} and the gradient dK"),
+            finite_result(xm.T @ dV, f"dW_V = {m}^T dV", f"{m} and the gradient dV"),
+        )
 
 
 def cross_attention_backward(
@@ -194,12 +225,9 @@ def cross_attention_backward(
     >>> [m.shape for m in g]
     [(2, 2), (2, 2), (2, 2)]
     """
-    xq = as_matrix("X_query", X_query)
-    xm = as_matrix("X_memory", X_memory)
-    q = project(xq, W_Q, "X_query", "W_Q")
-    k = project(xm, W_K, "X_memory", "W_K")
-    v = project(xm, W_V, "X_memory", "W_V")
-    return projection_gradients(xq, xm, attention_backward(q, k, v, d_output, mask=mask, scale=scale))
+    # the forward pass of attnlib.core (its checks and overflow messages name these arguments), then backward
+    forward = cross_attention(X_query, X_memory, W_Q, W_K, W_V, mask=mask, scale=scale)
+    return _projection_gradients(X_query, X_memory, attention_backward_from(forward, d_output), ("X_query", "X_memory"))
 
 
 def self_attention_backward(
@@ -214,8 +242,8 @@ def self_attention_backward(
     >>> g.dW_V.round(4).tolist()
     [[0.6155, 0.3845], [0.3845, 0.6155]]
     """
-    x = as_matrix("X", X)
-    return cross_attention_backward(x, x, W_Q, W_K, W_V, d_output, mask=mask, scale=scale)
+    forward = self_attention(X, W_Q, W_K, W_V, mask=mask, scale=scale)
+    return _projection_gradients(X, X, attention_backward_from(forward, d_output), ("X", "X"))
 
 
 def multi_head_attention_backward(
@@ -259,20 +287,24 @@ def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: A
     >>> g.dW_O.round(4).tolist()
     [[0.6698, 0.3302], [0.3302, 0.6698]]
     """
+    if not isinstance(forward, MultiHeadResult):
+        raise ValueError(f"forward must be the MultiHeadResult of attnlib.core.multi_head_parts; got {type(forward).__name__}")
     xq = as_matrix("X_query", X_query)
     xm = as_matrix("X_memory", X_memory)
     d_out = as_matrix("d_output", d_output)
     if d_out.shape != forward.output.shape:
         raise ValueError(f"d_output has shape {d_out.shape} but the output has shape {forward.output.shape} (n_q, d_model)")
-    d_concat = d_out @ forward.W_O.T
+    with quiet():
+        d_concat = finite_result(d_out @ forward.W_O.T, "the gradient of the heads' outputs d_output W_O^T", "d_output and W_O")
+        dW_O = finite_result(forward.concat.T @ d_out, "dW_O = concat(heads)^T d_output", "d_output and the heads' outputs")
     col = 0
     parts = []
     for head in forward.heads:
         width = head.V.shape[1]
-        parts.append(attention_backward_from(head, d_concat[:, col : col + width]))
+        parts.append(_backward(head, d_concat[:, col : col + width], "d_output and W_O"))
         col += width
     g = AttentionGradients(*(np.concatenate([p[i] for p in parts], axis=1) for i in range(3)))
-    return MultiHeadGradients(*projection_gradients(xq, xm, g), forward.concat.T @ d_out)
+    return MultiHeadGradients(*_projection_gradients(xq, xm, g, ("X_query", "X_memory")), dW_O)
 
 
 def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1e-5) -> np.ndarray:
@@ -287,14 +319,20 @@ def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1
     [[3.0, 12.0]]
     """
     base = as_array("x", x, (1, 2, 3))
-    if not (isinstance(eps, (int, float)) and 0 < eps < 1):
+    eps = as_real("eps", eps)
+    if not 0 < eps < 1:
         raise ValueError(f"eps must be a number between 0 and 1; got {eps!r}")
+    if not callable(fn):
+        raise ValueError(f"fn must be a function of an array; got {type(fn).__name__}")
     grad = np.empty_like(base)
-    for idx in np.ndindex(base.shape):
-        up, down = base.copy(), base.copy()
-        up[idx] += eps
-        down[idx] -= eps
-        grad[idx] = (float(fn(up)) - float(fn(down))) / (2 * eps)
+    with quiet():
+        for idx in np.ndindex(base.shape):
+            up, down = base.copy(), base.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            high, low = as_real("fn(x)", fn(up)), as_real("fn(x)", fn(down))
+            what = "the central difference (fn(x + eps) - fn(x - eps)) / (2 eps)"
+            grad[idx] = finite_result((high - low) / (2 * eps), what, "fn, x and eps")
     return grad
 
 
@@ -306,8 +344,10 @@ def relative_error(computed: Any, reference: Any) -> float:
     >>> round(relative_error([1.0, 2.0], [1.0, 2.000002]), 9)
     1e-06
     """
-    a = np.asarray(computed, dtype=np.float64)
-    b = np.asarray(reference, dtype=np.float64)
+    a = as_array("computed", computed, (0, 1, 2, 3))
+    b = as_array("reference", reference, (0, 1, 2, 3))
     if a.shape != b.shape:
         raise ValueError(f"computed has shape {a.shape} but reference has shape {b.shape}")
-    return float(np.abs(a - b).max() / max(float(np.abs(b).max()), 1e-300))
+    with quiet():
+        diff = finite_result(np.abs(a - b).max(), "the difference computed - reference", "computed and reference")
+        return float(finite_result(diff / max(float(np.abs(b).max()), 1e-300), "the relative error", "computed and reference"))

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_array, as_bool_matrix, as_int, as_matrix, as_positive_int
+from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
 from .core import _check_qk, scale_divisor
 from .cost import blocked_working_set_bytes, score_matrix_bytes
 
@@ -44,6 +44,10 @@ __all__ = [
     "TwoBlockIdentity",
     "two_block_identity",
 ]
+
+
+#: Most blocks :func:`key_blocks` lists (it builds one Python object per block).
+MAX_BLOCKS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,9 @@ def key_block(n_queries: int, n_keys: int, block_size: int, index: int, causal: 
     (2, 5)
     """
     n_queries = as_positive_int("n_queries", n_queries)
+    n_keys = as_positive_int("n_keys", n_keys)
+    block_size = as_positive_int("block_size", block_size)
+    causal = as_flag("causal", causal)
     count = block_count(n_keys, block_size)
     index = as_int("index", index, minimum=0, what=f"a block number from 0 to {count - 1}")
     if index >= count:
@@ -120,9 +127,15 @@ def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = Fals
     [(0, 5), (2, 5), (4, 5)]
     """
     n_queries = as_positive_int("n_queries", n_queries)
+    causal = as_flag("causal", causal)
     count = block_count(n_keys, block_size)
     if causal:
         count = min(count, block_count(n_queries, block_size))
+    if count > MAX_BLOCKS:
+        raise ValueError(
+            f"key_blocks lists every block in Python: at most {MAX_BLOCKS:,} blocks; n_keys={n_keys} in blocks of "
+            f"block_size={block_size} gives {count:,} (use key_block(..., index) for one block)"
+        )
     return [key_block(n_queries, n_keys, block_size, index, causal) for index in range(count)]
 
 
@@ -171,8 +184,8 @@ def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.nda
     True
     """
     s = as_array("scores", scores, (1, 2), allow_neg_inf=True)
-    m_arr = as_array("m", np.atleast_1d(np.asarray(m, dtype=np.float64)), 1, allow_neg_inf=True).reshape(np.shape(m))
-    l_arr = as_array("l", np.atleast_1d(np.asarray(l, dtype=np.float64)), 1).reshape(np.shape(l))
+    m_arr = as_array("m", m, (0, 1), allow_neg_inf=True)
+    l_arr = as_array("l", l, (0, 1))
     if m_arr.shape != s.shape[:-1] or l_arr.shape != s.shape[:-1]:
         raise ValueError(
             f"m and l need one entry per row of scores: scores has shape {s.shape}, so m and l need shape "
@@ -266,7 +279,8 @@ def online_softmax_trace(scores: Any, block_sizes: int | Sequence[int], values: 
         block = s[start:stop].copy()
         m_new, l_new, rescale, p = _step(m, l, block)
         if acc is not None:
-            acc = acc * rescale + p @ v[start:stop]
+            with quiet():
+                acc = finite_result(acc * rescale + p @ v[start:stop], "the running weighted sum of values", "values")
         steps.append(
             OnlineStep(
                 (start, stop),
@@ -284,6 +298,17 @@ def online_softmax_trace(scores: Any, block_sizes: int | Sequence[int], values: 
     if np.isneginf(m):
         raise ValueError("scores is -inf everywhere: no key may receive weight, so the softmax is undefined")
     return steps
+
+
+def _finite_block(arr: np.ndarray, what: str, inputs: str) -> np.ndarray:
+    """:func:`attnlib._validate.finite_result` for one block, with no temporary array when all is well.
+
+    ``min`` and ``max`` see NaN and +-inf without allocating; only a block that failed goes to
+    ``finite_result``, which raises core's overflow error naming ``inputs``.
+    """
+    if arr.size and not (np.isfinite(arr.min()) and np.isfinite(arr.max())):
+        finite_result(arr, what, inputs)
+    return arr
 
 
 MaskFunction = Callable[[np.ndarray, np.ndarray], Any]
@@ -403,35 +428,43 @@ def chunked_attention(
             f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
         )
     block_size = as_positive_int("block_size", block_size)
+    return_lse = as_flag("return_lse", return_lse)
     divisor = scale_divisor(q.shape[1], scale)
     n_q, n_k = q.shape[0], k.shape[0]
     kind, payload = _mask_for_blocks(mask, (n_q, n_k))
     m = np.full(n_q, -np.inf)
     l = np.zeros(n_q)
-    acc = np.zeros((n_q, v.shape[1]))
+    # the running output is kept normalised (acc / l), a weighted mean of values, so it never exceeds
+    # the largest value: attention's output of finite values is finite, and so is this one
+    out = np.zeros((n_q, v.shape[1]))
     for block in key_blocks(n_q, n_k, block_size, causal=kind == "causal"):
         (r0, r1), (c0, c1) = block.rows, block.keys
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
-            s = q[r0:r1] @ k[c0:c1].T
+        with quiet():
+            # the same overflow checks (and messages) as attnlib.core.attention, made before the mask is
+            # applied, so that an overflowed score never passes for a masked key
+            s = _finite_block(q[r0:r1] @ k[c0:c1].T, "the scores Q K^T", "Q and K")
             s /= divisor
+            _finite_block(s, f"the scores divided by the scale {divisor:g}", "Q and K (and the scale)")
             allowed = _allowed_in_block(kind, payload, block)
             if allowed is not None:
                 np.copyto(s, -np.inf, where=~allowed)
             m_new, l_new, rescale, p = _step(m[r0:r1], l[r0:r1], s)
-        if np.isnan(m_new).any() or np.isposinf(m_new).any():
-            raise ValueError(f"the scores Q K^T overflowed (inf or NaN) in the block of keys {c0}..{c1 - 1}; Q and K are too large")
-        acc[r0:r1] *= rescale[:, None]
-        acc[r0:r1] += p @ v[c0:c1]
+            seen = l_new > 0  # rows with an allowed key so far (the others stay 0 until one comes)
+            norm = np.where(seen, l_new, 1.0)
+            o = out[r0:r1]  # a view: updated in place
+            o *= np.where(seen, l[r0:r1] * rescale / norm, 0.0)[:, None]
+            p /= norm[:, None]
+            o += p @ v[c0:c1]
+            _finite_block(o, "the output softmax(scores) @ V", "V")
         m[r0:r1], l[r0:r1] = m_new, l_new
         del s, p
     empty = np.isneginf(m)
     if empty.any():
         # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
         as_bool_matrix("mask", np.broadcast_to(~empty[:, None], (n_q, n_k)), (n_q, n_k))
-    acc /= l[:, None]
     if return_lse:
-        return acc, m + np.log(l)
-    return acc
+        return out, m + np.log(l)
+    return out
 
 
 def block_explorer_data(n: int, block_size: int, d_k: int = 64, dtype: str = "float32", causal: bool = False) -> dict[str, Any]:
@@ -465,6 +498,10 @@ def block_explorer_data(n: int, block_size: int, d_k: int = 64, dtype: str = "fl
     >>> data["steps"][-1], data["dense_bytes"]
     ({'keys': [6, 8], 'rows': [0, 8]}, 256)
     """
+    n = as_positive_int("n", n)
+    block_size = as_positive_int("block_size", block_size)
+    causal = as_flag("causal", causal)
+    d_k = as_positive_int("d_k", d_k)
     blocks = key_blocks(n, n, block_size, causal=causal)
     dense = score_matrix_bytes(n, dtype=dtype)
     blocked = blocked_working_set_bytes(n, d_k, block_size, dtype=dtype)
@@ -542,8 +579,10 @@ def two_block_identity(first: int = 2, second: int = 2) -> TwoBlockIdentity:
     >>> proof.normaliser_difference, proof.output_difference, proof.holds
     (0, 0, True)
     """
-    first = as_positive_int("first", first)
-    second = as_positive_int("second", second)
+    first = as_int("first", first, minimum=1, what="a number of keys from 1 to 12")
+    second = as_int("second", second, minimum=1, what="a number of keys from 1 to 12")
+    if first > 12 or second > 12:  # sympy's simplify grows quickly with the number of terms
+        raise ValueError(f"first and second must be numbers of keys from 1 to 12 (sympy simplifies every term); got {first} and {second}")
     s = sp.symbols(f"s1:{first + 1}", real=True)
     t = sp.symbols(f"t1:{second + 1}", real=True)
     u = sp.symbols(f"u1:{first + 1}", real=True)

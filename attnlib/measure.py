@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_positive_int
+from ._validate import as_array, as_int_sequence, as_positive_int, as_real, as_seed, check_size, finite_result, quiet
 from .blocked import chunked_attention
 from .core import attention
 
@@ -42,6 +42,14 @@ class PowerLawFit:
     exponent: float
     prefactor: float
 
+    def __post_init__(self) -> None:
+        exponent = as_real("exponent", self.exponent)
+        prefactor = as_real("prefactor", self.prefactor)
+        if not (np.isfinite(exponent) and np.isfinite(prefactor)):
+            raise ValueError(f"exponent and prefactor must be finite; got {self.exponent!r} and {self.prefactor!r}")
+        object.__setattr__(self, "exponent", exponent)
+        object.__setattr__(self, "prefactor", prefactor)
+
     def predict(self, n: Any) -> np.ndarray:
         """The fitted ``y`` at ``n``.
 
@@ -50,7 +58,11 @@ class PowerLawFit:
         >>> PowerLawFit(2.0, 4.0).predict([1, 10]).tolist()
         [4.0, 400.0]
         """
-        return self.prefactor * np.asarray(n, dtype=np.float64) ** self.exponent
+        x = as_array("n", n, (0, 1))
+        if np.any(x <= 0):
+            raise ValueError(f"n must hold positive sizes (a power law is fitted for n > 0); got {x.tolist()}")
+        with quiet():
+            return finite_result(self.prefactor * x**self.exponent, "prefactor * n ** exponent", "n (and the fit)")
 
 
 def fit_power_law(n: Any, y: Any) -> PowerLawFit:
@@ -108,6 +120,17 @@ def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
 CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
+#: Most calls :func:`median_seconds` and :func:`measure_attention` make per measurement.
+MAX_REPEATS = 1000
+
+
+def _check_repeats(repeats: Any) -> int:
+    repeats = as_positive_int("repeats", repeats)
+    if repeats > MAX_REPEATS:
+        raise ValueError(f"repeats must be from 1 to {MAX_REPEATS} (each repeat is a timed call); got {repeats}")
+    return repeats
+
+
 def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: str = "wall", **kwargs: Any) -> float:
     """Median time of ``repeats`` calls of ``fn(*args, **kwargs)``, in seconds, on the clock ``clock``.
 
@@ -121,7 +144,7 @@ def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: 
     """
     if not callable(fn):
         raise ValueError(f"fn must be a function; got {type(fn).__name__}")
-    repeats = as_positive_int("repeats", repeats)
+    repeats = _check_repeats(repeats)
     if not isinstance(clock, str) or clock not in CLOCKS:
         raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
     now = CLOCKS[clock]
@@ -164,6 +187,8 @@ def _blas_threads(threads: int | None) -> Iterator[None]:
         yield
         return
     threads = as_positive_int("blas_threads", threads)
+    if threads > 4096:
+        raise ValueError(f"blas_threads must be a number of threads from 1 to 4096; got {threads}")
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -203,14 +228,19 @@ def measure_attention(
     >>> [row.n for row in measure_attention([16, 32], d_k=4, block_size=8, repeats=1)]
     [16, 32]
     """
+    sizes = as_int_sequence("lengths", lengths)
     d_k = as_positive_int("d_k", d_k)
     block_size = as_positive_int("block_size", block_size)
-    repeats = as_positive_int("repeats", repeats)
-    rng = np.random.default_rng(seed)
+    repeats = _check_repeats(repeats)
+    if not isinstance(clock, str) or clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {sorted(CLOCKS)}; got {clock!r}")
+    for n in sizes:  # every length is refused before anything is allocated
+        # Q, K, V (n x d_k) and the dense pass's scores, scaled scores and weights (n x n)
+        check_size(f"measure_attention(lengths=[{n}], d_k={d_k}): the inputs and the n x n scores", 3 * n * d_k + 3 * n * n)
+    rng = np.random.default_rng(as_seed("seed", seed))
     rows = []
     with _blas_threads(blas_threads):
-        for n in lengths:
-            n = as_positive_int("lengths", n)
+        for n in sizes:
             Q, K, V = (rng.standard_normal((n, d_k)) for _ in range(3))
             blocked_kw = {"block_size": block_size}
             difference = float(np.abs(_dense_output(Q, K, V) - chunked_attention(Q, K, V, **blocked_kw)).max())

@@ -27,9 +27,20 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_int, as_matrix, as_positive_int
+from ._validate import (
+    as_array,
+    as_int,
+    as_int_sequence,
+    as_matrix,
+    as_positive_int,
+    as_positive_real,
+    as_rng,
+    check_size,
+    finite_result,
+    quiet,
+)
 from .backward import attention_backward_from, multi_head_backward_from, projection_gradients
-from .core import AttentionResult, MultiHeadResult, multi_head_parts, self_attention
+from .core import AttentionResult, MultiHeadResult, multi_head_parts, scale_divisor, self_attention
 from .positional import sinusoidal_encoding
 
 __all__ = [
@@ -125,6 +136,11 @@ def _check_task_sizes(n_sequences: Any, length: Any, n_symbols: Any, d_pos: Any)
     d_pos = as_int("d_pos", d_pos, minimum=2, what="an even integer >= 2")
     if d_pos % 2:
         raise ValueError(f"d_pos must be an even integer >= 2; got {d_pos}")
+    rows = n_sequences * length
+    # the task's largest arrays: the (rows x rows) boolean mask and X, target and weight (rows x width floats)
+    width = 3 * length + n_symbols + d_pos
+    need = rows * rows + 24 * rows * width + 8 * max(n_symbols, length) ** 2  # + the identity matrix of the one-hot codes
+    check_size(f"a task of n_sequences={n_sequences}, length={length} and n_symbols={n_symbols}: its mask and rows", need, 1)
     return n_sequences, length, n_symbols, d_pos
 
 
@@ -151,7 +167,7 @@ def previous_token_task(
     [-1, 0, 1, -1, 3, 4]
     """
     n_sequences, length, n_symbols, d_pos = _check_task_sizes(n_sequences, length, n_symbols, d_pos)
-    rng = np.random.default_rng(seed)
+    rng = as_rng("seed", seed)
     symbols = rng.integers(0, n_symbols, size=(n_sequences, length)).ravel()
     X = np.hstack([_one_hot(symbols, n_symbols), _positions(n_sequences, length, d_pos)])
     prev = _previous_rows(n_sequences, length)
@@ -189,7 +205,7 @@ def two_relation_task(
     n_sequences, length, n_symbols, d_pos = _check_task_sizes(n_sequences, length, n_symbols, d_pos)
     if length < 3:
         raise ValueError(f"length must be at least 3 for two_relation_task (a request that is neither me-1 nor unique); got {length}")
-    rng = np.random.default_rng(seed)
+    rng = as_rng("seed", seed)
     names = rng.permuted(np.tile(np.arange(length), (n_sequences, 1)), axis=1).ravel()
     payload = rng.integers(0, n_symbols, size=n_sequences * length)
     prev = _previous_rows(n_sequences, length)
@@ -238,11 +254,14 @@ def mse_loss(output: Any, target: Any, weight: Any = None) -> tuple[float, np.nd
     w = np.ones_like(o) if weight is None else as_matrix("weight", weight)
     if w.shape != o.shape:
         raise ValueError(f"weight has shape {w.shape} but output has shape {o.shape}")
-    if (w < 0).any() or w.sum() <= 0:
-        raise ValueError("weight must be non-negative with a positive sum")
-    total = float(w.sum())
-    diff = o - t
-    return float(np.sum(w * diff**2) / total), 2.0 * w * diff / total
+    with quiet():
+        if (w < 0).any() or w.sum() <= 0:
+            raise ValueError("weight must be non-negative with a positive sum")
+        total = float(finite_result(w.sum(), "the sum of weight", "weight"))
+        diff = finite_result(o - t, "the difference output - target", "output and target")
+        loss = finite_result(np.sum(w * diff**2) / total, "the loss sum(w (O - T)^2) / sum(w)", "output, target and weight")
+        grad = finite_result(2.0 * w * diff / total, "the gradient 2 w (O - T) / sum(w)", "output, target and weight")
+    return float(loss), grad
 
 
 @dataclass(frozen=True)
@@ -258,7 +277,28 @@ class AttentionModel:
     n_heads: int | None = None
     scale: bool | float = True
 
+    def __post_init__(self) -> None:
+        if self.n_heads is not None:
+            object.__setattr__(self, "n_heads", as_positive_int("n_heads", self.n_heads))
+        scale_divisor(1, self.scale)  # the scale's own check (True, False or a positive number)
+
+    def _params(self, params: Any, task: Any) -> Params:
+        if not isinstance(task, Task):
+            raise ValueError(f"task must be a Task; got {type(task).__name__}")
+        names = ("W_Q", "W_K", "W_V") if self.n_heads is None else ("W_Q", "W_K", "W_V", "W_O")
+        if not isinstance(params, dict) or any(n not in params for n in names):
+            got = sorted(params) if isinstance(params, dict) else type(params).__name__
+            raise ValueError(f"params must be a dict with the matrices {list(names)}; got {got}")
+        return {n: as_matrix(f"params[{n!r}]", params[n]) for n in names}
+
     def _forward(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
+        params = self._params(params, task)
+        try:
+            return self._attend(params, task)
+        except ValueError as exc:  # core names its own arguments (X, W_Q, ...): say where they came from
+            raise ValueError(f"params and task (X = task.X, W_Q = params['W_Q'], ...): {exc}") from None
+
+    def _attend(self, params: Params, task: Task) -> AttentionResult | MultiHeadResult:
         if self.n_heads is None:
             return self_attention(task.X, params["W_Q"], params["W_K"], params["W_V"], mask=task.mask, scale=self.scale)
         return multi_head_parts(task.X, task.X, params["W_Q"], params["W_K"], params["W_V"], params["W_O"], self.n_heads, mask=task.mask)
@@ -297,25 +337,55 @@ def init_params(shapes: dict[str, tuple[int, int]], std: float, seed: int | np.r
     >>> p["W_Q"].shape
     (2, 3)
     """
-    if not (isinstance(std, (int, float)) and std > 0):
-        raise ValueError(f"std must be a positive number; got {std!r}")
-    rng = np.random.default_rng(seed)
-    return {name: std * rng.normal(size=shape) for name, shape in shapes.items()}
+    std = as_positive_real("std", std)
+    if not isinstance(shapes, dict):
+        raise ValueError(f"shapes must be a dict of name: (rows, columns); got {type(shapes).__name__}")
+    sizes = {}
+    for name, shape in shapes.items():
+        if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+            raise ValueError(f"shapes[{name!r}] must be (rows, columns); got {shape!r}")
+        sizes[name] = tuple(as_positive_int(f"shapes[{name!r}]", k) for k in shape)
+        check_size(f"init_params: shapes[{name!r}] = {sizes[name]}", sizes[name][0] * sizes[name][1])
+    rng = as_rng("seed", seed)
+    with quiet():
+        return {name: finite_result(std * rng.normal(size=shape), f"std * N(0, 1) for {name}", "std") for name, shape in sizes.items()}
 
 
 def _grad_key(name: str) -> str:
     return "d" + name
 
 
+def _check_step(params: Any, grads: Any) -> tuple[Params, Params]:
+    """The parameters and their gradients (keys ``dW_Q`` for ``W_Q``), checked as arrays of the same shapes."""
+    if not isinstance(params, dict) or not isinstance(grads, dict):
+        raise ValueError(f"params and grads must be dicts of matrices; got {type(params).__name__} and {type(grads).__name__}")
+    p, g = {}, {}
+    for name, w in params.items():
+        p[name] = as_array(f"params[{name!r}]", w, (1, 2))
+        key = _grad_key(name)
+        if key not in grads:
+            raise ValueError(f"grads has no {key!r} for params[{name!r}]; got the keys {sorted(grads)}")
+        g[name] = as_array(f"grads[{key!r}]", grads[key], (1, 2))
+        if g[name].shape != p[name].shape:
+            raise ValueError(f"grads[{key!r}] has shape {g[name].shape} but params[{name!r}] has shape {p[name].shape}")
+    return p, g
+
+
 @dataclass
 class GradientDescent:
-    """Plain gradient descent: ``W <- W - lr * dW``."""
+    """Plain gradient descent: ``W <- W - lr * dW``; ``lr`` is a finite positive number."""
 
     lr: float = 0.1
 
+    def __post_init__(self) -> None:
+        self.lr = as_positive_real("lr", self.lr)
+
     def step(self, params: Params, grads: Params) -> Params:
         """New parameters (the old ones are not modified)."""
-        return {n: w - self.lr * grads[_grad_key(n)] for n, w in params.items()}
+        lr = as_positive_real("lr", self.lr)
+        p, g = _check_step(params, grads)
+        with quiet():
+            return {n: finite_result(w - lr * g[n], f"the update of {n}", f"params[{n!r}], its gradient and lr") for n, w in p.items()}
 
 
 @dataclass
@@ -342,17 +412,39 @@ class Adam:
     m: Params = field(default_factory=dict)
     v: Params = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self._check()
+
+    def _check(self) -> None:
+        # beta = 1 would divide by 1 - beta**t = 0, eps = 0 by sqrt(v_hat) = 0 for a zero gradient
+        self.lr = as_positive_real("lr", self.lr)
+        self.beta1 = as_positive_real("beta1", self.beta1, below=1.0, allow_zero=True)
+        self.beta2 = as_positive_real("beta2", self.beta2, below=1.0, allow_zero=True)
+        self.eps = as_positive_real("eps", self.eps)
+        self.t = as_int("t", self.t, minimum=0, what="a step count >= 0")
+        for name in ("m", "v"):
+            if not isinstance(getattr(self, name), dict):
+                got = type(getattr(self, name)).__name__
+                raise ValueError(f"{name} must be a dict of moment estimates (empty at the start); got {got}")
+
     def step(self, params: Params, grads: Params) -> Params:
-        """New parameters; the moment estimates are updated in place."""
-        self.t += 1
-        new = {}
-        for n, w in params.items():
-            g = grads[_grad_key(n)]
-            self.m[n] = self.beta1 * self.m.get(n, np.zeros_like(w)) + (1 - self.beta1) * g
-            self.v[n] = self.beta2 * self.v.get(n, np.zeros_like(w)) + (1 - self.beta2) * g**2
-            m_hat = self.m[n] / (1 - self.beta1**self.t)
-            v_hat = self.v[n] / (1 - self.beta2**self.t)
-            new[n] = w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        """New parameters; the moment estimates are updated in place (only when every update is finite)."""
+        self._check()
+        p, g = _check_step(params, grads)
+        t = self.t + 1
+        new, m, v = {}, {}, {}
+        with quiet():
+            for n, w in p.items():
+                inputs = f"params[{n!r}], its gradient and the optimizer's settings"
+                m[n] = finite_result(self.beta1 * self.m.get(n, np.zeros_like(w)) + (1 - self.beta1) * g[n], f"Adam's m for {n}", inputs)
+                second = self.beta2 * self.v.get(n, np.zeros_like(w)) + (1 - self.beta2) * g[n] ** 2
+                v[n] = finite_result(second, f"Adam's v for {n}", inputs)
+                m_hat = m[n] / (1 - self.beta1**t)
+                v_hat = v[n] / (1 - self.beta2**t)
+                new[n] = finite_result(w - self.lr * m_hat / (np.sqrt(v_hat) + self.eps), f"the update of {n}", inputs)
+        self.t = t
+        self.m.update(m)
+        self.v.update(v)
         return new
 
 
@@ -364,8 +456,16 @@ def saturation(weights: Any) -> float:
     >>> saturation([[0.5, 0.5], [1.0, 0.0]])
     0.75
     """
-    w = np.asarray(weights, dtype=np.float64)
+    w = _attention_weights("weights", weights)
     return float(w.max(axis=-1).mean())
+
+
+def _attention_weights(name: str, weights: Any) -> np.ndarray:
+    """Attention weights ``(rows, keys)`` or ``(heads, rows, keys)``: finite, in [0, 1]."""
+    w = as_array(name, weights, (2, 3))
+    if (w < 0).any() or (w > 1).any():
+        raise ValueError(f"{name} must be attention weights (entries between 0 and 1); got values from {w.min():g} to {w.max():g}")
+    return w
 
 
 @dataclass(frozen=True)
@@ -444,10 +544,22 @@ def train(
     True
     """
     n_steps = as_positive_int("n_steps", n_steps)
-    record = sorted({as_int("record_steps", s, minimum=0, what="a step between 0 and n_steps") for s in record_steps})
+    record = sorted(set(as_int_sequence("record_steps", record_steps, minimum=0, allow_empty=True)))
     if record and record[-1] > n_steps:
         raise ValueError(f"record_steps must lie between 0 and n_steps={n_steps}; got {record[-1]}")
-    rng = np.random.default_rng(seed)
+    if not isinstance(model, AttentionModel):
+        raise ValueError(f"model must be an AttentionModel; got {type(model).__name__}")
+    if not isinstance(optimizer, (GradientDescent, Adam)):
+        raise ValueError(f"optimizer must be GradientDescent or Adam; got {type(optimizer).__name__}")
+    if not callable(make_batch):
+        raise ValueError(f"make_batch must be a function rng -> Task; got {type(make_batch).__name__}")
+    if not isinstance(probe, Task):
+        raise ValueError(f"probe must be a Task; got {type(probe).__name__}")
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a dict of matrices; got {type(params).__name__}")
+    check_size(f"train(n_steps={n_steps}): the record of every step", n_steps * (2 + len(params)))
+    params = {n: as_matrix(f"params[{n!r}]", w) for n, w in params.items()}
+    rng = as_rng("seed", seed)
     losses = np.empty(n_steps)
     sats = np.empty(n_steps)
     norms = {n: np.empty(n_steps) for n in params}
@@ -486,10 +598,16 @@ def relation_mass(weights: Any, task: Task, relation: str) -> np.ndarray:
     >>> relation_mass(w, t, "previous").tolist()
     [1.0]
     """
-    if relation not in task.relations:
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task; got {type(task).__name__}")
+    if not isinstance(relation, str) or relation not in task.relations:
         raise ValueError(f"relation must be one of {sorted(task.relations)}; got {relation!r}")
-    w = np.asarray(weights, dtype=np.float64)
+    w = _attention_weights("weights", weights)
     w = w[None] if w.ndim == 2 else w
+    rows_n = task.X.shape[0]
+    if w.shape[1:] != (rows_n, rows_n):
+        want = f"({rows_n}, {rows_n}) or (heads, {rows_n}, {rows_n})"
+        raise ValueError(f"weights has shape {w.shape} but task has {rows_n} rows: give {want}")
     rows = np.flatnonzero(task.relations[relation] >= 0)
     keys = task.relations[relation][rows]
     return w[:, rows, keys].mean(axis=1)
@@ -504,6 +622,9 @@ def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | N
     >>> head_roles(np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float), t)
     ['previous']
     """
+    threshold = as_positive_real("threshold", threshold)
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task; got {type(task).__name__}")
     if not 0.5 <= threshold < 1:
         raise ValueError(f"threshold must be in [0.5, 1) so that a head takes at most one relation; got {threshold}")
     masses = {name: relation_mass(weights, task, name) for name in task.relations}
@@ -534,9 +655,17 @@ def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int =
     >>> d["steps"], len(d["weights"][0]), len(d["bilinear"][0])
     ([0, 4], 3, 4)
     """
+    if not isinstance(run, TrainingRun):
+        raise ValueError(f"run must be a TrainingRun (what train returns); got {type(run).__name__}")
+    if not isinstance(probe, Task):
+        raise ValueError(f"probe must be a Task; got {type(probe).__name__}")
     if not run.snapshots:
         raise ValueError("run has no recorded steps; pass record_steps to train()")
     sequence = as_int("sequence", sequence, minimum=0, what="a sequence index of the probe batch")
+    head = as_int("head", head, minimum=0, what="a head index")
+    n_heads = 1 if run.snapshots[0].weights.ndim == 2 else run.snapshots[0].weights.shape[0]
+    if head >= n_heads:
+        raise ValueError(f"head must be below {n_heads} (the run's heads); got {head}")
     if sequence >= probe.n_sequences:
         raise ValueError(f"sequence must be below {probe.n_sequences} (the probe's sequences); got {sequence}")
     rows = slice(sequence * probe.length, (sequence + 1) * probe.length)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_array, as_flag
 from ..plots import MASKED_COLOUR, NEG_INF_TEXT, OKABE_ITO, colour_table, format_value
 from .state import AttentionViews
 
@@ -218,13 +219,17 @@ def matrix_html(
     >>> "0.2500" in html_text and "0.7500" in html_text and "<caption" in html_text
     True
     """
-    m = np.asarray(matrix, dtype=float)
+    # attnlib's one rule of what an array of real numbers is; -inf (a masked score) is shown as such
+    m = as_array("matrix", matrix, (1, 2), allow_neg_inf=True)
+    row_sums = as_flag("row_sums", row_sums)
+    for label, text in (("title", title), ("name", name)):
+        if not isinstance(text, str):
+            raise ValueError(f"{label} must be a text; got {text!r}")
+    for label, labels in (("row_labels", row_labels), ("col_labels", col_labels)):
+        if labels is not None and (isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, np.ndarray))):
+            raise ValueError(f"{label} must be a list of labels; got {labels!r}")
     if m.ndim == 1:
         m = m[None, :]
-    if m.ndim != 2:
-        raise ValueError(f"matrix must have 1 or 2 dimensions; got shape {m.shape}")
-    if np.isnan(m).any() or np.isposinf(m).any():
-        raise ValueError(f"matrix (shape {m.shape}) contains NaN or +inf")
     rows = list(row_labels) if row_labels is not None else [str(i + 1) for i in range(m.shape[0])]
     cols = list(col_labels) if col_labels is not None else [str(j + 1) for j in range(m.shape[1])]
     if len(rows) != m.shape[0] or len(cols) != m.shape[1]:
@@ -351,7 +356,7 @@ def attention_summary(*, title: str, tokens: Sequence[str], views: AttentionView
     """The text/plain face of the attention explorer: setting, values, weights and outputs."""
     n = len(tokens)
     lines = [f"{title} ({', '.join(tokens)})", *settings]
-    if show_values:
+    if show_values and np.isfinite(views.V).all():  # overflowed values are not numbers to show: the error says so
         lines += ["values V:", matrix_text(views.V, [f"v{i + 1}" for i in range(n)])]
     if views.error:
         lines.append(views.error)

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_flag, as_int, as_matrix, as_real, to_ndarray
 from ..blocked import block_count
 from ..core import (
     TOKENS,
@@ -141,17 +142,17 @@ def _shown(value: Any) -> str:
 
 
 def _float_matrix(setting: str, value: Any, expected: str) -> np.ndarray:
-    if isinstance(value, (str, bytes)):
-        raise SettingError(setting, expected, _shown(value))
+    """A finite real matrix by attnlib's one rule (:func:`attnlib._validate.as_matrix`): no strings,
+    booleans, complex numbers, ``numpy.ma`` arrays, ragged lists, NaN or inf."""
     try:
-        arr = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise SettingError(setting, expected, _shown(value)) from None
-    if arr.ndim != 2 or arr.size == 0:
-        raise SettingError(setting, expected, f"shape {arr.shape}: {_shown(value)}")
-    if not np.isfinite(arr).all():
-        raise SettingError(setting, expected + " (finite numbers, no NaN or inf)", _shown(arr))
-    return arr
+        return as_matrix(setting, value)
+    except ValueError as exc:
+        raise SettingError(setting, expected, f"{_shown_safe(value)} ({exc})") from None
+
+
+def _shown_safe(value: Any) -> str:
+    text = _shown(value) if not isinstance(value, np.ma.MaskedArray) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _frozen(arr: np.ndarray) -> np.ndarray:
@@ -227,11 +228,13 @@ def check_choice(setting: str, value: Any, choices: Sequence[int]) -> int:
     4
     """
     expected = f"one of {list(choices)}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise SettingError(setting, expected, _shown(value))
-    if not math.isfinite(float(value)) or float(value) != int(value) or int(value) not in choices:
-        raise SettingError(setting, expected, _shown(value))
-    return int(value)
+    try:
+        number = as_int(setting, value)  # attnlib's one rule of what an integer is
+    except ValueError:
+        raise SettingError(setting, expected, _shown_safe(value)) from None
+    if number not in choices:
+        raise SettingError(setting, expected, _shown_safe(value))
+    return number
 
 
 def check_dk(value: Any, choices: Sequence[int]) -> int:
@@ -271,12 +274,14 @@ def check_mask_cells(value: Any, n: int) -> np.ndarray:
     [[True, False], [True, True]]
     """
     expected = f"a boolean ({n}, {n}) matrix (True = may attend)"
+    if isinstance(value, (np.ma.MaskedArray, str, bytes)):
+        raise SettingError("mask", expected, _shown_safe(value))
     arr = np.asarray(value) if isinstance(value, np.ndarray) else None
     if arr is None:
         try:
             arr = np.array(value, dtype=object)
         except (TypeError, ValueError):
-            raise SettingError("mask", expected, _shown(value)) from None
+            raise SettingError("mask", expected, _shown_safe(value)) from None
     if arr.shape != (n, n) or not all(isinstance(v, (bool, np.bool_)) for v in arr.ravel().tolist()):
         raise SettingError("mask", expected, f"shape {arr.shape}, values {_shown(arr)}")
     return _frozen(arr.astype(bool))
@@ -306,7 +311,10 @@ def parse_mask(value: Any, n: int) -> tuple[str, np.ndarray]:
         if value not in ("none", "causal"):
             raise SettingError("mask", f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix", _shown(value))
         return value, effective_mask(value, None, n)
-    arr = np.asarray(value)
+    try:
+        arr = to_ndarray("mask", value)  # refuses numpy.ma arrays (their mask would be ignored) and ragged lists
+    except ValueError as exc:
+        raise SettingError("mask", f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix", str(exc)) from None
     if arr.dtype != bool:
         expected = f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix (True = may attend)"
         raise SettingError("mask", expected, f"dtype {arr.dtype}: {_shown(arr)}")
@@ -323,9 +331,10 @@ def check_length(value: Any) -> float:
     """
     lo, hi = LENGTH_RANGE["min"], LENGTH_RANGE["max"]
     expected = f"a finite number in [{lo:g}, {hi:g}]"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise SettingError("length", expected, _shown(value))
-    v = float(value)
+    try:
+        v = as_real("length", value)  # attnlib's one rule of what a real number is
+    except ValueError:
+        raise SettingError("length", expected, _shown_safe(value)) from None
     if not math.isfinite(v) or not lo <= v <= hi:
         raise SettingError("length", expected, _shown(value))
     return v
@@ -467,7 +476,7 @@ def reference_views(state: dict) -> dict:
 
     This is the reference of the front end's golden test. ``weights`` and
     ``output`` hold ``None`` for a row with a message; ``scaled`` holds
-    ``-inf`` (a Python float) where the mask forbids.
+    ``-inf`` (a Python float) where the mask forbids; a view that overflowed is ``None`` (``error`` says so).
 
     Examples
     --------
@@ -477,14 +486,26 @@ def reference_views(state: dict) -> dict:
     >>> [round(w, 4) for w in reference_views(s)["weights"][0]]
     [0.5065, 0.1863, 0.3072]
     """
-    X = np.asarray(state["X"], dtype=float)
-    n = X.shape[0]
-    mode = state["mask_mode"]
-    mask = None if mode == "none" else effective_mask(mode, np.asarray(state["mask_cells"], dtype=bool), n)
-    v = attention_views(X, state["W_Q"], state["W_K"], state["W_V"], dk=int(state["dk"]), mask=mask, tokens=state["tokens"])
+    keys = ("X", "tokens", "W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
+    if not isinstance(state, dict) or any(k not in state for k in keys):
+        got = sorted(state) if isinstance(state, dict) else type(state).__name__
+        raise ValueError(f"state must be a dict with the keys {list(keys)} (ex.state_dict()); got {got}")
+    try:
+        X = check_X(state["X"])
+        n, d = X.shape
+        tokens = check_tokens(state["tokens"], n)
+        W = {name: check_weight(name, state[name], d) for name in W_NAMES}
+        dk = check_dk(state["dk"], dk_choices_for(d))
+        mode = check_mask_mode(state["mask_mode"])
+        cells = check_mask_cells(state["mask_cells"], n)
+        mask = None if mode == "none" else effective_mask(mode, cells, n)
+    except SettingError as err:
+        raise ValueError(f"state: {err}") from None
+    v = attention_views(X, W["W_Q"], W["W_K"], W["W_V"], dk=dk, mask=mask, tokens=tokens)
 
     def rows(M: np.ndarray | None, gaps: bool) -> list | None:
-        if M is None:
+        # an overflowed view has no numbers to compare (the error says what overflowed); -inf is a masked score
+        if M is None or np.isnan(M).any() or np.isposinf(M).any() or (np.isneginf(M).any() and M is not v.scaled):
             return None
         return [None if gaps and v.messages[i] else [float(x) for x in M[i]] for i in range(M.shape[0])]
 
@@ -744,9 +765,10 @@ def check_flag(setting: str, value: Any) -> bool:
     >>> check_flag("causal", True)
     True
     """
-    if not isinstance(value, (bool, np.bool_)):
-        raise SettingError(setting, "True or False", _shown(value))
-    return bool(value)
+    try:
+        return as_flag(setting, value)
+    except ValueError:
+        raise SettingError(setting, "True or False", _shown_safe(value)) from None
 
 
 def check_block_step(value: Any, n: int, block_size: int) -> int:
@@ -759,8 +781,10 @@ def check_block_step(value: Any, n: int, block_size: int) -> int:
     """
     count = block_count(n, block_size)
     expected = f"a step from 1 to {count} (n = {n} in blocks of {block_size})"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise SettingError("step", expected, _shown(value))
-    if not math.isfinite(float(value)) or float(value) != int(value) or not 1 <= int(value) <= count:
-        raise SettingError("step", expected, _shown(value))
-    return int(value)
+    try:
+        number = as_int("step", value)  # attnlib's one rule of what an integer is
+    except ValueError:
+        raise SettingError("step", expected, _shown_safe(value)) from None
+    if not 1 <= number <= count:
+        raise SettingError("step", expected, _shown_safe(value))
+    return number

@@ -4,9 +4,12 @@ Each class is an ``anywidget.AnyWidget`` whose ``_esm`` is the front-end
 module of its kind (``attnlib.explorers.frontend.module_source``). The
 browser draws the controls and views; the Python model keeps the state:
 
-* every state trait is checked by a traitlets ``@validate`` that raises
-  ``InvalidSetting``, a ``ValueError`` naming the setting, and a
-  refused value changes nothing (the browser gets the kept value back);
+* every change of a synced trait, from Python or the browser, goes through
+  one checked path (``_Explorer._apply``): ``None`` and a value equal to
+  the current one are checked like any other, a refusal raises
+  ``InvalidSetting``, a ``ValueError`` naming the setting, and a refused
+  change leaves state, views, ``.result`` and snapshot as they were (the
+  browser gets the kept value back);
 * ``.result`` is recomputed by :mod:`attnlib.core` after every change, made
   in Python or in the browser, and an overflow gives ``error``/``message``
   and ``result = None`` instead of an exception;
@@ -30,14 +33,13 @@ attnlib.explorers.widget.InvalidSetting: W_Q must be a (2, 2) matrix with entrie
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import anywidget
 import numpy as np
 import traitlets
-from traitlets import Dict, Float, Int, List, Unicode, validate
+from traitlets import Dict, Float, Int, List, Unicode
 
 from ..blocked import KeyBlock, key_block
 from ..core import TOKENS, AttentionResult, attention, running_example
@@ -78,7 +80,7 @@ def _from_json(value: Any, widget: Any) -> Any:
 
 
 class Matrix(traitlets.TraitType):
-    """A read-only numpy array in Python, nested lists in the browser (checked by the owner's ``@validate``)."""
+    """A read-only numpy array in Python, nested lists in the browser (checked by the owner's ``_check_<name>``)."""
 
     info_text = "a matrix"
 
@@ -91,20 +93,51 @@ def _matrix() -> Matrix:
 
 
 def _checked_trait(default: Any) -> traitlets.Any:
-    """A synced trait of any type: its owner's ``@validate`` checks it (so a wrong type gets the named error too)."""
+    """A synced trait of any type: its owner's ``_check_<name>`` checks it (so a wrong type gets the named error too)."""
     return traitlets.Any(default).tag(sync=True)
+
+
+def _same_shape(name: str, new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    if new.shape != old.shape:
+        raise SettingError(name, f"a matrix of shape {old.shape} (the explorer's tokens and layout)", f"shape {new.shape}")
+    return new
 
 
 _BASE_NAMES = frozenset(anywidget.AnyWidget.class_trait_names()) | {"_esm", "_css", "_anywidget_id"}
 
 
+def _same(old: Any, new: Any) -> bool:
+    """Whether a write changes nothing (then no observer is told)."""
+    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
+        return isinstance(old, np.ndarray) and isinstance(new, np.ndarray) and old.dtype == new.dtype and np.array_equal(old, new)
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 - a comparison that fails means "changed"
+        return False
+
+
+#: The attributes that hold what an explorer computed from its state (restored when a change is refused).
+_VIEW_ATTRS = ("_views", "_view", "_results", "_similarity", "_result")
+
+
 class _Explorer(anywidget.AnyWidget):
-    """Shared machinery: state checks, one recomputation per change or batch, the display bundle."""
+    """Shared machinery: the one checked path for every change, one recomputation per change, the display bundle.
+
+    Every write to a synced trait after construction, by attribute (``ex.W_Q = ...``), ``set_trait``,
+    ``set(...)`` or the page (``set_state``), goes through :meth:`_apply`: each value, ``None`` and
+    a value equal to the current one included, is checked by the kind's ``_check_<name>`` method
+    (traits without one are data, fixed after construction), the result is recomputed, and only then
+    are the values kept and observers told. A refused change (a bad value, or a setting whose result
+    attnlib cannot compute) raises ``InvalidSetting`` and leaves the state, the views, ``.result`` and
+    the snapshot as they were; only ``error`` reports the refusal to the page.
+    """
 
     #: The front-end kind (one module per kind).
     KIND: ClassVar[str] = ""
     #: The traits the browser may write; every other trait of ours is data set by Python.
     STATE: ClassVar[tuple[str, ...]] = ()
+    #: The traits Python may change after construction, in the order they are checked (each has a ``_check_<name>``).
+    SETTABLE: ClassVar[tuple[str, ...]] = ()
 
     kind = Unicode("").tag(sync=True)
     title = Unicode("").tag(sync=True)
@@ -112,72 +145,146 @@ class _Explorer(anywidget.AnyWidget):
     look = Dict().tag(sync=True)
     error = Unicode("").tag(sync=True)
 
+    _ready = False
+    _writing = False
+
     def __init__(self, **traits: Any) -> None:
         self._ready = False
-        self._depth = 0
-        self._dirty = False
-        super().__init__(kind=self.KIND, look=snapshot.style_data(), **traits)
-        # state from either side, and data that Python may replace (X, tokens, ...): each recomputes
-        self.observe(self._on_change, names=[n for n in self._own_names() if n != "error"])
-        self._ready = True
+        self._writing = True  # the constructor's values are checked by the constructor
+        try:
+            super().__init__(kind=self.KIND, look=snapshot.style_data(), **traits)
+        finally:
+            self._writing = False
         self._update()
+        self._ready = True
 
-    # -- checks --------------------------------------------------------------
+    # -- the one checked path ---------------------------------------------------
     def _checked(self, check: Callable[..., Any], *args: Any) -> Any:
         """Run a check of ``state``; a refusal becomes ``InvalidSetting`` (and ``error``)."""
         try:
             return check(*args)
         except SettingError as err:
-            refused = InvalidSetting(err)
-            if self._ready and not self._cross_validation_lock:
-                self.error = str(refused)
-            raise refused from None
+            raise self._refuse(err) from None
 
-    # -- recomputation -------------------------------------------------------
-    @contextlib.contextmanager
-    def _batch(self) -> Iterator[None]:
-        """Changes inside recompute once, at the end."""
-        self._depth += 1
+    def _refuse(self, err: SettingError) -> InvalidSetting:
+        refused = InvalidSetting(err)
+        if self._ready:
+            self._write("error", str(refused))
+        return refused
+
+    def _write(self, name: str, value: Any) -> None:
+        """Store a value that is already checked (or is the explorer's own report), notifying as traitlets does."""
+        was, self._writing = self._writing, True
         try:
-            yield
+            setattr(self, name, value)
         finally:
-            self._depth -= 1
-            if self._depth == 0 and self._dirty:
-                self._dirty = False
-                self._update()
+            self._writing = was
 
-    def _on_change(self, change: dict) -> None:
-        if not self._ready:
-            return
-        if self._depth:
-            self._dirty = True
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._ready and not self._writing and name in self._synced():
+            self._apply({name: value})
         else:
-            self._update()
+            super().__setattr__(name, value)
+
+    def set_trait(self, name: str, value: Any) -> None:
+        """``traitlets``' ``set_trait``, through the same checked path as an assignment."""
+        if self._ready and not self._writing and name in self._synced():
+            self._apply({name: value})
+        else:
+            super().set_trait(name, value)
+
+    def _check_title(self, value: Any, now: Callable[[str], Any]) -> str:
+        if not isinstance(value, str):
+            raise SettingError("title", "a text", repr(value))
+        return value
+
+    def _derived(self, values: dict[str, Any], now: Callable[[str], Any]) -> dict[str, Any]:
+        """Values that follow from a change (the attention explorer's mask pattern, the block explorer's last step)."""
+        return {}
+
+    def _check_all(self, proposed: dict[str, Any]) -> dict[str, Any]:
+        """Every proposed value in canonical form, checked against the others (all or nothing); nothing is written."""
+        synced = self._synced()
+        unknown = [k for k in proposed if k not in synced]
+        if unknown:
+            raise self._refuse(SettingError(unknown[0], f"one of the explorer's settings {list(self.SETTABLE)}", repr(unknown[0])))
+        fixed = [k for k in proposed if k not in self.SETTABLE]
+        if fixed:
+            expected = f"left as the explorer made it (it is data, not a setting; the settings are {list(self.SETTABLE)})"
+            raise self._refuse(SettingError(fixed[0], expected, "a new value"))
+        values: dict[str, Any] = {}
+
+        def now(name: str) -> Any:
+            return values[name] if name in values else self._trait_values.get(name)
+
+        for name in self.SETTABLE:
+            if name in proposed:
+                values[name] = self._checked(getattr(self, f"_check_{name}"), proposed[name], now)
+        values.update(self._derived(values, now))
+        return values
+
+    def _apply(self, proposed: dict[str, Any]) -> None:
+        """The one path of every change after construction: check, recompute, keep, then tell observers."""
+        values = self._check_all(proposed)
+        old = {k: self._trait_values.get(k) for k in values}
+        if all(_same(old[k], v) for k, v in values.items()):
+            return  # checked, and nothing changes: the views stay as they are
+        saved = {k: self.__dict__[k] for k in _VIEW_ATTRS if k in self.__dict__}
+        self._trait_values.update(values)
+        try:
+            with np.errstate(all="ignore"):
+                self._update()
+        except (ValueError, FloatingPointError, ArithmeticError) as exc:
+            self._trait_values.update(old)
+            self.__dict__.update(saved)
+            names = ", ".join(proposed)
+            raise self._refuse(SettingError(names, "a setting whose result attnlib can compute", f"a value for which {exc}")) from None
+        # the result is up to date before anyone hears of the change (an observer reads the new ex.result)
+        for name, value in values.items():
+            if not _same(old[name], value):
+                self._notify_trait(name, old[name], value)
 
     def _update(self) -> None:
-        """Recompute what the state shows; never raises (a failure goes to ``error``)."""
+        """Recompute what the state shows from the kept values (a failure raises; :meth:`_apply` then refuses)."""
         raise NotImplementedError
 
     # -- the browser -----------------------------------------------------------
+    @classmethod
+    def _synced(cls) -> frozenset[str]:
+        cached = cls.__dict__.get("_synced_names")
+        if cached is None:
+            cached = frozenset(n for n in cls.class_trait_names(sync=True) if n not in _BASE_NAMES)
+            cls._synced_names = cached
+        return cached
+
     def _own_names(self) -> list[str]:
         return [n for n in self.trait_names(sync=True) if n not in _BASE_NAMES]
 
     def set_state(self, sync_data: dict) -> None:
-        """A change from the browser: only state traits, checked like a change from code; a refusal is sent back."""
-        data = [k for k in sync_data if k in self._own_names() and k not in self.STATE]
+        """A change from the browser: only state traits, checked like a change from code (all or nothing); a refusal is sent back."""
+        own = self._synced()
+        data = [k for k in sync_data if k in own and k not in self.STATE]
         refused = ""
         if data:
             refused = f"{', '.join(data)} cannot be changed from the page; kept the values set in Python"
             self.send_state(data)
-            sync_data = {k: v for k, v in sync_data.items() if k not in data}
-        try:
-            with self._batch():
-                super().set_state(sync_data)
-        except traitlets.TraitError as err:
-            refused = " ".join(t for t in (refused, str(err)) if t)
-            self.send_state([k for k in sync_data if k in self.keys])
+        base = {k: v for k, v in sync_data.items() if k not in own}
+        if base:
+            super().set_state(base)
+        proposal = {}
+        for k, v in sync_data.items():
+            if k in self.STATE:
+                from_json = self.trait_metadata(k, "from_json", self._trait_from_json)
+                proposal[k] = from_json(v, self)
+        if proposal:
+            try:
+                with self._lock_property(**{k: sync_data[k] for k in proposal}):
+                    self._apply(proposal)
+            except InvalidSetting as err:
+                refused = " ".join(t for t in (refused, str(err)) if t)
+                self.send_state(list(proposal))
         if refused:
-            self.error = " ".join(t for t in (self.error, refused) if t)
+            self._write("error", refused)
 
     def state_dict(self) -> dict[str, Any]:
         """Every synced trait of the explorer (not the module source) as JSON-ready values: what the page embeds."""
@@ -247,6 +354,7 @@ class AttentionExplorer(_Explorer):
 
     KIND = "attention"
     STATE = ("W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
+    SETTABLE = ("title", "X", "tokens", "W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
     _esm = frontend.module_source("attention")
     _css = frontend.css_source()
 
@@ -329,34 +437,40 @@ class AttentionExplorer(_Explorer):
         )
 
     # -- validation ------------------------------------------------------------
-    @validate("X")
-    def _valid_X(self, proposal: Any) -> np.ndarray:
-        x = self._checked(st.check_X, proposal.value)
-        old = self._trait_values.get("X")
-        if old is not None and x.shape != old.shape:
-            expected = f"a matrix of shape {old.shape} (the explorer's tokens and sliders)"
-            raise InvalidSetting(SettingError("X", expected, f"shape {x.shape}"))
+    def _check_X(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        x = st.check_X(value)
+        if x.shape != self.X.shape:
+            raise SettingError("X", f"a matrix of shape {self.X.shape} (the explorer's tokens and sliders)", f"shape {x.shape}")
         return x
 
-    @validate("tokens")
-    def _valid_tokens(self, proposal: Any) -> list[str]:
-        return self._checked(st.check_tokens, proposal.value, self.X.shape[0])
+    def _check_tokens(self, value: Any, now: Callable[[str], Any]) -> list[str]:
+        return st.check_tokens(value, self.X.shape[0])
 
-    @validate("W_Q", "W_K", "W_V")
-    def _valid_weight(self, proposal: Any) -> np.ndarray:
-        return self._checked(st.check_weight, proposal.trait.name, proposal.value, self.X.shape[1])
+    def _check_W_Q(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return st.check_weight("W_Q", value, self.X.shape[1])
 
-    @validate("dk")
-    def _valid_dk(self, proposal: Any) -> int:
-        return self._checked(st.check_dk, proposal.value, self.dk_choices)
+    def _check_W_K(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return st.check_weight("W_K", value, self.X.shape[1])
 
-    @validate("mask_mode")
-    def _valid_mask_mode(self, proposal: Any) -> str:
-        return self._checked(st.check_mask_mode, proposal.value)
+    def _check_W_V(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return st.check_weight("W_V", value, self.X.shape[1])
 
-    @validate("mask_cells")
-    def _valid_mask_cells(self, proposal: Any) -> np.ndarray:
-        return self._checked(st.check_mask_cells, proposal.value, self.X.shape[0])
+    def _check_dk(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_dk(value, self.dk_choices)
+
+    def _check_mask_mode(self, value: Any, now: Callable[[str], Any]) -> str:
+        return st.check_mask_mode(value)
+
+    def _check_mask_cells(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return st.check_mask_cells(value, self.X.shape[0])
+
+    def _derived(self, values: dict[str, Any], now: Callable[[str], Any]) -> dict[str, Any]:
+        # without a custom mask, the cells show the pattern of the mode in force
+        mode = now("mask_mode")
+        if mode == "custom":
+            return {}
+        pattern = st.effective_mask(mode, now("mask_cells"), self.X.shape[0])
+        return {} if np.array_equal(pattern, now("mask_cells")) else {"mask_cells": pattern}
 
     # -- the Python API ------------------------------------------------------------
     @property
@@ -366,7 +480,7 @@ class AttentionExplorer(_Explorer):
 
     @d_k.setter
     def d_k(self, value: int | None) -> None:
-        self.dk = self._checked(st.check_dk, value, self.dk_choices)
+        self._apply({"dk": value})
 
     @property
     def divisor(self) -> float:
@@ -405,18 +519,15 @@ class AttentionExplorer(_Explorer):
         unknown = sorted(set(values) - set(allowed))
         if unknown:
             raise InvalidSetting(SettingError("set", f"called with settings among {list(allowed)}", unknown))
-        d, n = self.X.shape[1], self.X.shape[0]
         new: dict[str, Any] = {}
         for key, value in values.items():
-            if key in st.W_NAMES:
-                new[key] = self._checked(st.check_weight, key, value, d)
-            elif key == "d_k":
-                new["dk"] = self._checked(st.check_dk, value, self.dk_choices)
+            if key == "d_k":
+                new["dk"] = value
+            elif key == "mask":
+                new["mask_mode"], new["mask_cells"] = self._checked(st.parse_mask, value, self.X.shape[0])
             else:
-                new["mask_mode"], new["mask_cells"] = self._checked(st.parse_mask, value, n)
-        with self._batch(), self.hold_trait_notifications():
-            for key, value in new.items():
-                setattr(self, key, value)
+                new[key] = value
+        self._apply(new)
         return self
 
     def reset(self) -> None:
@@ -440,24 +551,10 @@ class AttentionExplorer(_Explorer):
 
     # -- recomputation -------------------------------------------------------
     def _update(self) -> None:
-        n = self.X.shape[0]
-        if self.mask_mode != "custom":
-            pattern = st.effective_mask(self.mask_mode, self.mask_cells, n)
-            if not np.array_equal(pattern, self.mask_cells):
-                self._depth += 1
-                try:
-                    self.mask_cells = pattern
-                finally:
-                    self._depth -= 1
-                    self._dirty = False
-        try:
-            views = st.attention_views(self.X, self.W_Q, self.W_K, self.W_V, dk=self.dk, mask=self.mask, tokens=self.tokens)
-        except (ValueError, FloatingPointError) as exc:  # attention_views handles overflow; this is the last guard
-            text = f"This setting cannot be computed: {exc}"
-            empty = np.full((n, self.X.shape[1]), np.nan)
-            views = st.AttentionViews(empty, empty, empty, None, None, None, None, 1.0, (None,) * n, None, text, text)
+        # attention_views shows overflow as a message; anything else it raised would refuse the change
+        views = st.attention_views(self.X, self.W_Q, self.W_K, self.W_V, dk=self.dk, mask=self.mask, tokens=self.tokens)
         self._views = views
-        self.error = views.error
+        self._write("error", views.error)
 
     # -- display -----------------------------------------------------------------
     def _settings(self, decimals: int) -> list[str]:
@@ -492,6 +589,7 @@ class ScalingExplorer(_Explorer):
 
     KIND = "scaling"
     STATE = ("dk",)
+    SETTABLE = ("title", "dk")
     N_KEYS = st.SCALING_N_KEYS
     N_SAMPLES = st.SCALING_N_SAMPLES
     _esm = frontend.module_source("scaling")
@@ -511,9 +609,8 @@ class ScalingExplorer(_Explorer):
             dk=2,
         )
 
-    @validate("dk")
-    def _valid_dk(self, proposal: Any) -> int:
-        return self._checked(st.check_dk, proposal.value, self.dk_choices or st.SCALING_DK_CHOICES)
+    def _check_dk(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_dk(value, self.dk_choices)
 
     @property
     def d_k(self) -> int:
@@ -522,7 +619,7 @@ class ScalingExplorer(_Explorer):
 
     @d_k.setter
     def d_k(self, value: int) -> None:
-        self.dk = self._checked(st.check_choice, "d_k", value, self.dk_choices)
+        self._apply({"dk": value})
 
     def sample(self) -> tuple[np.ndarray, np.ndarray]:
         """One query ``(1, d_k)`` and ``N_KEYS`` keys with standard-normal entries, seeded by ``(seed, d_k)``."""
@@ -540,7 +637,7 @@ class ScalingExplorer(_Explorer):
 
     def _update(self) -> None:
         self._view = st.scaling_view(self.samples[str(self.d_k)]["raw_scores"], self.d_k)
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         return snapshot.scaling_snapshot(self.d_k, self.N_SAMPLES, self._view, self.spread())
@@ -557,6 +654,7 @@ class ScaleComparisonExplorer(_Explorer):
 
     KIND = "scale_comparison"
     STATE = ("length",)
+    SETTABLE = ("title", "X", "tokens", "length")
     _esm = frontend.module_source("scale_comparison")
     _css = frontend.css_source()
 
@@ -575,9 +673,14 @@ class ScaleComparisonExplorer(_Explorer):
             length=1.0,
         )
 
-    @validate("length")
-    def _valid_length(self, proposal: Any) -> float:
-        return self._checked(st.check_length, proposal.value)
+    def _check_length(self, value: Any, now: Callable[[str], Any]) -> float:
+        return st.check_length(value)
+
+    def _check_X(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return _same_shape("X", st.check_X(value), self.X)
+
+    def _check_tokens(self, value: Any, now: Callable[[str], Any]) -> list[str]:
+        return st.check_tokens(value, self.X.shape[0])
 
     def results(self) -> tuple[AttentionResult, AttentionResult]:
         """Attention of ``length * X`` with itself (W = I): without scaling, and divided by sqrt(d_k)."""
@@ -591,7 +694,7 @@ class ScaleComparisonExplorer(_Explorer):
     def _update(self) -> None:
         X = np.asarray(self.X) * self.length
         self._results = (attention(X, X, X, scale=False), attention(X, X, X, scale=True))
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         return snapshot.scale_comparison_snapshot(self.length, self.tokens, *self._results)
@@ -608,6 +711,7 @@ class HeadCountExplorer(_Explorer):
 
     KIND = "head_count"
     STATE = ("n_heads",)
+    SETTABLE = ("title", "tokens", "X", "W_Q", "W_K", "W_V", "W_O", "n_heads")
     D_MODEL = st.HEAD_D_MODEL
     TOKENS = st.HEAD_TOKENS
     _esm = frontend.module_source("head_count")
@@ -634,9 +738,30 @@ class HeadCountExplorer(_Explorer):
             **{k: st._frozen(v) if isinstance(v, np.ndarray) else v for k, v in data.items()},
         )
 
-    @validate("n_heads")
-    def _valid_n_heads(self, proposal: Any) -> int:
-        return self._checked(st.check_choice, "n_heads", proposal.value, self.head_choices or st.HEAD_CHOICES)
+    def _check_n_heads(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_choice("n_heads", value, self.head_choices)
+
+    def _check_tokens(self, value: Any, now: Callable[[str], Any]) -> list[str]:
+        return st.check_tokens(value, self.X.shape[0])
+
+    def _data_matrix(self, name: str, value: Any) -> np.ndarray:
+        old = getattr(self, name)
+        return _same_shape(name, st._frozen(st._float_matrix(name, value, f"a finite real matrix of shape {old.shape}")), old)
+
+    def _check_X(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return self._data_matrix("X", value)
+
+    def _check_W_Q(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return self._data_matrix("W_Q", value)
+
+    def _check_W_K(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return self._data_matrix("W_K", value)
+
+    def _check_W_V(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return self._data_matrix("W_V", value)
+
+    def _check_W_O(self, value: Any, now: Callable[[str], Any]) -> np.ndarray:
+        return self._data_matrix("W_O", value)
 
     def results(self) -> tuple[np.ndarray, np.ndarray]:
         """``attnlib.multi_head_attention`` of the seeded example: output and per-head weights."""
@@ -650,7 +775,7 @@ class HeadCountExplorer(_Explorer):
     def _update(self) -> None:
         data = {"X": self.X, "W_Q": self.W_Q, "W_K": self.W_K, "W_V": self.W_V, "W_O": self.W_O}
         self._results = st.head_count_result(data, self.n_heads)
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         params = int(self.param_counts[str(self.n_heads)])
@@ -668,6 +793,7 @@ class PositionalExplorer(_Explorer):
 
     KIND = "positional"
     STATE = ("position", "d_model")
+    SETTABLE = ("title", "position", "d_model")
     N_POSITIONS = st.N_POSITIONS
     _esm = frontend.module_source("positional")
     _css = frontend.css_source()
@@ -684,13 +810,11 @@ class PositionalExplorer(_Explorer):
             title="Sinusoidal positions", d_model_choices=list(st.D_MODEL_CHOICES), position=1, d_model=2, **st.positional_data()
         )
 
-    @validate("position")
-    def _valid_position(self, proposal: Any) -> int:
-        return self._checked(st.check_position, proposal.value)
+    def _check_position(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_position(value)
 
-    @validate("d_model")
-    def _valid_d_model(self, proposal: Any) -> int:
-        return self._checked(st.check_choice, "d_model", proposal.value, st.D_MODEL_CHOICES)
+    def _check_d_model(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_choice("d_model", value, st.D_MODEL_CHOICES)
 
     def table(self) -> np.ndarray:
         """``sinusoidal_encoding(N_POSITIONS, d_model)``."""
@@ -703,7 +827,7 @@ class PositionalExplorer(_Explorer):
 
     def _update(self) -> None:
         self._similarity = st.positional_similarity(self.table(), self.position)
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         freqs = self.frequencies[str(self.d_model)]
@@ -716,12 +840,6 @@ class PositionalExplorer(_Explorer):
         return self._parts()[1]
 
 
-class _StepTrait(traitlets.TraitType):
-    """Any value, None included, goes to the owner's ``@validate`` check (``traitlets.Any`` lets None through unchecked)."""
-
-    info_text = "a recorded training step"
-
-
 class TrainingExplorer(_Explorer):
     """Chapter 14: a slider over the recorded steps of a training run.
 
@@ -732,6 +850,7 @@ class TrainingExplorer(_Explorer):
 
     KIND = "training"
     STATE = ("step",)
+    SETTABLE = ("title", "step")
     _esm = frontend.module_source("training")
     _css = frontend.css_source()
 
@@ -742,15 +861,14 @@ class TrainingExplorer(_Explorer):
     bilinear = List().tag(sync=True)
     tokens = List(Unicode()).tag(sync=True)
     features = List(Unicode()).tag(sync=True)
-    step = _StepTrait(0).tag(sync=True)
+    step = _checked_trait(0)
 
     def __init__(self, seed: int = 0) -> None:
         self._ready = False
         super().__init__(title="Training: attention learns to look one token back", step=0, **st.training_data(seed))
 
-    @validate("step")
-    def _valid_step(self, proposal: Any) -> int:
-        return self._checked(st.check_training_step, proposal.value, self.steps or [0])
+    def _check_step(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_training_step(value, self.steps)
 
     def _data(self) -> dict[str, Any]:
         return {"steps": self.steps, "losses": self.losses, "previous": self.previous, "weights": self.weights, "bilinear": self.bilinear}
@@ -762,7 +880,7 @@ class TrainingExplorer(_Explorer):
 
     def _update(self) -> None:
         self._view = st.training_view(self._data(), self.step)
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         return snapshot.training_snapshot(self._view, self.steps[-1], self.tokens, self.features)
@@ -784,6 +902,7 @@ class BlockMemoryExplorer(_Explorer):
 
     KIND = "blocks"
     STATE = ("n", "block_size", "dtype", "causal", "step")
+    SETTABLE = ("title", "n", "block_size", "dtype", "causal", "step")
     _esm = frontend.module_source("blocks")
     _css = frontend.css_source()
 
@@ -813,25 +932,25 @@ class BlockMemoryExplorer(_Explorer):
             step=1,
         )
 
-    @validate("n")
-    def _valid_n(self, proposal: Any) -> int:
-        return self._checked(st.check_choice, "n", proposal.value, st.BLOCK_N_CHOICES)
+    def _check_n(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_choice("n", value, st.BLOCK_N_CHOICES)
 
-    @validate("block_size")
-    def _valid_block_size(self, proposal: Any) -> int:
-        return self._checked(st.check_choice, "block_size", proposal.value, st.BLOCK_SIZE_CHOICES)
+    def _check_block_size(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_choice("block_size", value, st.BLOCK_SIZE_CHOICES)
 
-    @validate("dtype")
-    def _valid_dtype(self, proposal: Any) -> str:
-        return self._checked(st.check_dtype, proposal.value)
+    def _check_dtype(self, value: Any, now: Callable[[str], Any]) -> str:
+        return st.check_dtype(value)
 
-    @validate("causal")
-    def _valid_causal(self, proposal: Any) -> bool:
-        return self._checked(st.check_flag, "causal", proposal.value)
+    def _check_causal(self, value: Any, now: Callable[[str], Any]) -> bool:
+        return st.check_flag("causal", value)
 
-    @validate("step")
-    def _valid_step(self, proposal: Any) -> int:
-        return self._checked(st.check_block_step, proposal.value, self.n, self.block_size)
+    def _check_step(self, value: Any, now: Callable[[str], Any]) -> int:
+        return st.check_block_step(value, now("n"), now("block_size"))
+
+    def _derived(self, values: dict[str, Any], now: Callable[[str], Any]) -> dict[str, Any]:
+        # a shorter sequence or a larger block: the step stays within the blocks (the last one)
+        count = st.block_count(now("n"), now("block_size"))
+        return {"step": count} if "step" not in values and now("step") > count else {}
 
     @property
     def result(self) -> dict[str, Any]:
@@ -841,14 +960,18 @@ class BlockMemoryExplorer(_Explorer):
     def block_at(self, step: int | None = None) -> KeyBlock:
         """The strip of scores at ``step`` (1-based; default the explorer's step), from :func:`attnlib.blocked.key_block`."""
         step = self.step if step is None else step
-        return key_block(self.n, self.n, self.block_size, int(step) - 1, causal=self.causal)
+        try:
+            step = st.check_block_step(step, self.n, self.block_size)
+        except SettingError as err:  # a question, not a change: error stays as it is
+            raise InvalidSetting(err) from None
+        return key_block(self.n, self.n, self.block_size, step - 1, causal=self.causal)
 
     def _update(self) -> None:
         self._result = dict(self.table[f"{self.n}/{self.block_size}/{self.dtype}"])
-        if self.step > self._result["steps"]:  # a shorter sequence or a larger block: the last step
-            self.step = self._result["steps"]
+        if self.step > self._result["steps"]:  # at construction only: _derived keeps the step in range afterwards
+            self._write("step", self._result["steps"])
         self._result["block"] = self.block_at()
-        self.error = ""
+        self._write("error", "")
 
     def _parts(self) -> tuple[str, str]:
         return snapshot.blocks_snapshot(

@@ -505,7 +505,7 @@ def test_block_memory_explorer():
     assert kept(ex) == before
     ex.set_state({"table": {}})  # data cannot be changed from the page
     assert "table" in ex.error and ex.table == explorers.state.block_memory_table()
-    with pytest.raises(ValueError, match="index must be a block number"):
+    with pytest.raises(ValueError, match="^step must be a step from 1 to"):  # block_at names the step (issue 20)
         ex.block_at(10**6)
     ex.set_state({"n": 4096, "block_size": 128, "step": 32})
     assert ex.result["block"].keys == (3968, 4096) and "step 32 of 32" in ex.summary_text()

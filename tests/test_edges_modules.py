@@ -1,0 +1,626 @@
+"""Edge suite of backward, blocked, training, measure and the explorers' helpers: odd input by argument kind.
+
+Every public function (and the constructors and methods of the public classes) has an entry in
+``SPECS``: a call with good arguments and the *kind* of each argument. ``ODD`` holds, for every
+kind, the odd values an argument of that kind is given, one at a time, deterministically (no
+hypothesis: the same cases run every time, in a few seconds):
+
+* ``refuse``: values that must raise ``ValueError`` naming that argument (None, bools, numbers as
+  text, complex numbers, ``numpy.ma`` arrays, ragged lists, NaN and inf, negative and non-integral
+  numbers where an integer is wanted, sizes that cannot fit in memory, ...);
+* ``allow``: values that may be accepted (1e300 magnitudes, wrong shapes, huge ints, ...): the call
+  returns a finite result or raises ``ValueError`` naming an argument, and an overflow is never
+  blamed on an argument that was finite ("d_output contains inf" when d_output is finite).
+
+Seeds and integers also get *equivalent* values (``3.0``, ``np.int64(3)``), which must give the
+same result as ``3``. On every call: no other exception, no warning, no input changed.
+
+Adding a public function, class or parameter without an entry fails
+``test_every_public_callable_has_an_entry``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import math
+import pathlib
+import re
+import warnings
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from attnlib import _validate, backward, blocked, explorers, measure, training
+from attnlib.core import attention, multi_head_parts
+from attnlib.explorers import reference_views, snapshot
+
+RUNS: Counter[str] = Counter()
+
+I2 = np.eye(2)
+X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+A23 = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
+
+#: Words of numpy's or Python's own errors that must never reach a reader.
+INTERNAL_WORDS = ("inhomogeneous", "truth value", "unhashable", "unpack", "could not convert", "object of type", "NoneType' object")
+
+
+def _matrix_odd(good):
+    g = np.asarray(good, dtype=float)
+    with_nan, with_inf = g.copy(), g.copy()
+    with_nan.flat[0], with_inf.flat[-1] = np.nan, np.inf
+    refuse = [
+        None,
+        "abc",
+        b"1",
+        True,
+        1 + 2j,
+        g.astype(str).tolist(),
+        g > 0,
+        g + 1e-3j,
+        np.ma.array(g, mask=np.ones(g.shape, dtype=bool)),
+        with_nan,
+        with_inf,
+        np.datetime64("2020-01-01"),
+        {},
+        object(),
+    ]
+    if g.ndim == 2 and g.shape[0] > 1 and g.shape[1] > 1:
+        refuse.append([row[:1] if i == 0 else row for i, row in enumerate(g.tolist())])  # ragged
+    allow = [
+        g * 1e300,
+        g * 1e155 + 1e155,
+        np.full_like(g, 1.7e308),
+        np.full_like(g, -1.7e308),
+        np.full_like(g, 1e-320),
+        np.zeros_like(g),
+        g.astype(np.float32),
+        g.astype(np.float16),
+        g[None],
+        np.hstack([g, g[:, :1]]) if g.ndim == 2 else g[:-1],
+        np.vstack([g, g[:1]]) if g.ndim == 2 else np.append(g, g[:1]),
+        np.empty((0,) + g.shape[1:]),
+    ]
+    return refuse, allow
+
+
+SIZE_REFUSE = [None, True, np.True_, "3", 2.5, -1, 0, math.nan, math.inf, 1 + 0j, [3], {}]
+SIZE_ALLOW = [10**400, 10**12, 2**64, np.uint64(2**63)]
+
+#: The odd values per argument kind: (refuse, allow); matrices derive theirs from the good value.
+ODD = {
+    "matrix": _matrix_odd,
+    "size": lambda good: (SIZE_REFUSE, SIZE_ALLOW),
+    "index": lambda good: ([v for v in SIZE_REFUSE if not (isinstance(v, int) and v == 0)], SIZE_ALLOW),
+    "seed": lambda good: ([None, True, False, np.True_, "3", 2.5, -1, math.nan, math.inf, 1 + 0j, [1], {}], [10**400, 2**64]),
+    "real": lambda good: (
+        [None, True, "0.1", 1 + 0j, [0.1], math.nan, math.inf, -math.inf, np.array([0.1, 0.2])],
+        [0, -1, 1e308, -1e308, 1e-320, 10**400, np.float32(0.5)],
+    ),
+    "flag": lambda good: ([None, "False", "yes", 1, 0, 1.0, [True], np.float64(1.0)], [np.True_, np.False_]),
+    "scale": lambda good: ([None, "2", 1 + 0j, math.nan, math.inf, [2], np.array([2.0, 3.0])], [0, -1, 1e-300, 1e308, 3, False]),
+    "mask": lambda good: (
+        [1 + 0j, "diagonal", 3, np.ma.array([[True]], mask=[[True]]), [[1.0, 2.0]], {}],
+        [None, [[False]], np.ones((5, 5), bool)],
+    ),
+    "int_list": lambda good: ([8, None, "8", [2.5], [-1], [True], {}, [None]], [[10**12], [], [10**400]]),
+    "text": lambda good: ([None, 1, b"x", "nonsense", ["wall"], True], []),
+    "function": lambda good: ([None, 1, "f", [len]], []),
+    "instance": lambda good: ([None, 1, "x", {}, [1]], []),
+    "grads": lambda good: (
+        [
+            None,
+            "x",
+            (1, 2),
+            backward.AttentionGradients(np.full((3, 2), np.nan), np.eye(3, 2), np.eye(3, 2)),
+            backward.AttentionGradients(np.eye(3, 2) + 1j, np.eye(3, 2), np.eye(3, 2)),
+        ],
+        [
+            backward.AttentionGradients(np.ones((4, 2)), np.eye(3, 2), np.eye(3, 2)),
+            backward.AttentionGradients(np.full((3, 2), 1e300), np.full((3, 2), 1e300), np.eye(3, 2)),
+        ],
+    ),
+    "params": lambda good: (
+        [
+            None,
+            "x",
+            [1],
+            {"W_Q": "abc"},
+            {k: np.full(np.shape(v), np.nan) for k, v in good.items()},
+            {k: np.asarray(v) + 1j for k, v in good.items()},
+        ],
+        [{k: np.asarray(v) * 1e300 for k, v in good.items()}, {}],
+    ),
+    "shapes": lambda good: ([None, "x", {"W": "ab"}, {"W": (2.5, 2)}, {"W": (2,)}, {"W": (True, 2)}, {"W": (10**12, 10**12)}], [{}]),
+    "block_sizes": lambda good: ([None, "2", 2.5, True, [1.5], [0], [True, 1, 1], {}], [[1, 1, 1, 1], [3], 10**12]),
+    "neg_inf_array": lambda good: (
+        [None, "abc", True, 1 + 2j, math.nan, math.inf, np.ma.array([1.0], mask=[True]), [np.nan]],
+        [-math.inf, 1e308, -1e308, [[0.0]], np.zeros(3)],
+    ),
+    "labels": lambda good: ([5, "ab", True], [["x"] * 5, [], [1, 2, 3]]),
+    "state": lambda good: (
+        [
+            None,
+            {},
+            "x",
+            {**good, "X": "abc"},
+            {**good, "W_Q": [[9, 0], [0, 1]]},
+            {**good, "mask_mode": 1},
+            {**good, "mask_cells": [[1]]},
+            {**good, "dk": True},
+        ],
+        [{**good, "dk": 2.0}, {**good, "dk": None}, {**good, "X": [[1e308, 0], [0, 1], [0.5, 0.5]]}],
+    ),
+    "any": lambda good: ([], []),
+    "optional_matrix": lambda good: (_matrix_odd(good)[0][1:], [None] + _matrix_odd(good)[1]),
+    "optional_size": lambda good: (SIZE_REFUSE[1:], [None] + SIZE_ALLOW),
+    "dict": lambda good: ([None, 1, "x", [1]], [{}]),
+    "optional_labels": lambda good: ([5, "ab", True, ["a"], {}], [None, [1, 2, 3], ["<b>", "", "c"]]),
+}
+
+#: Kinds whose equivalent values must give the same result as the good value.
+EQUIVALENT = {
+    "size": lambda v: [float(v), np.int64(v), np.uint8(v)],
+    "index": lambda v: [float(v), np.int64(v)],
+    "seed": lambda v: [float(v), np.int64(v), np.uint16(v)],
+}
+
+PROBE = training.previous_token_task(2, length=3, n_symbols=2, d_pos=2, seed=0)
+SHAPES = {"W_Q": (4, 2), "W_K": (4, 2), "W_V": (4, 2)}
+PARAMS = training.init_params(SHAPES, 0.5, seed=0)
+GRADS = {"d" + k: np.full_like(v, 0.1) for k, v in PARAMS.items()}
+RUN = training.train(
+    training.AttentionModel(), PARAMS, training.Adam(0.05), lambda r: training.previous_token_task(2, 3, 2, 2, r), 2, PROBE, (0, 2)
+)
+W_PROBE = training.AttentionModel().forward(PARAMS, PROBE)[1]
+FORWARD = attention(X3, X3, X3)
+MH_FORWARD = multi_head_parts(X3, X3, I2, I2, I2, I2, 2)
+STATE = {
+    "X": X3.tolist(),
+    "tokens": ["a", "b", "c"],
+    "W_Q": I2.tolist(),
+    "W_K": I2.tolist(),
+    "W_V": I2.tolist(),
+    "dk": 2,
+    "mask_mode": "none",
+    "mask_cells": np.ones((3, 3), bool).tolist(),
+}
+
+
+def _batches(rng):
+    return training.previous_token_task(2, 3, 2, 2, rng)
+
+
+def _square(x):
+    return float(np.sum(np.asarray(x) ** 2))
+
+
+#: label: (callable, good keyword arguments, {argument: kind}). Methods are called on a fresh instance.
+SPECS = {
+    "backward.softmax_backward": (
+        backward.softmax_backward,
+        {"weights": A23, "d_weights": A23 - 0.3},
+        {"weights": "matrix", "d_weights": "matrix"},
+    ),
+    "backward.attention_backward": (
+        backward.attention_backward,
+        {"Q": X3, "K": X3, "V": X3, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {"Q": "matrix", "K": "matrix", "V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"},
+    ),
+    "backward.attention_backward_from": (
+        backward.attention_backward_from,
+        {"forward": FORWARD, "d_output": np.ones((3, 2))},
+        {"forward": "instance", "d_output": "matrix"},
+    ),
+    "backward.projection_gradients": (
+        backward.projection_gradients,
+        {"X_query": X3, "X_memory": X3, "grads": backward.AttentionGradients(np.eye(3, 2), np.eye(3, 2), np.eye(3, 2))},
+        {"X_query": "matrix", "X_memory": "matrix", "grads": "grads"},
+    ),
+    "backward.multi_head_backward_from": (
+        backward.multi_head_backward_from,
+        {"forward": MH_FORWARD, "X_query": X3, "X_memory": X3, "d_output": np.ones((3, 2))},
+        {"forward": "instance", "X_query": "matrix", "X_memory": "matrix", "d_output": "matrix"},
+    ),
+    "backward.cross_attention_backward": (
+        backward.cross_attention_backward,
+        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "W_V": "matrix",
+            "d_output": "matrix",
+            "mask": "mask",
+            "scale": "scale",
+        },
+    ),
+    "backward.self_attention_backward": (
+        backward.self_attention_backward,
+        {"X": X3, "W_Q": I2, "W_K": I2, "W_V": I2, "d_output": np.ones((3, 2)), "mask": None, "scale": True},
+        {"X": "matrix", "W_Q": "matrix", "W_K": "matrix", "W_V": "matrix", "d_output": "matrix", "mask": "mask", "scale": "scale"},
+    ),
+    "backward.multi_head_attention_backward": (
+        backward.multi_head_attention_backward,
+        {
+            "X_query": X3,
+            "X_memory": X3,
+            "W_Q": I2,
+            "W_K": I2,
+            "W_V": I2,
+            "W_O": I2,
+            "n_heads": 2,
+            "d_output": np.ones((3, 2)),
+            "mask": None,
+        },
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "W_V": "matrix",
+            "W_O": "matrix",
+            "n_heads": "size",
+            "d_output": "matrix",
+            "mask": "mask",
+        },
+    ),
+    "backward.central_difference": (
+        backward.central_difference,
+        {"fn": _square, "x": [[1.0, 2.0]], "eps": 1e-5},
+        {"fn": "function", "x": "matrix", "eps": "real"},
+    ),
+    "backward.relative_error": (
+        backward.relative_error,
+        {"computed": [1.0, 2.0], "reference": [1.0, 2.5]},
+        {"computed": "matrix", "reference": "matrix"},
+    ),
+    "blocked.online_softmax_step": (
+        blocked.online_softmax_step,
+        {"m": -np.inf, "l": 0.0, "scores": [0.0, 1.0]},
+        {"m": "neg_inf_array", "l": "real", "scores": "neg_inf_array"},
+    ),
+    "blocked.online_softmax_trace": (
+        blocked.online_softmax_trace,
+        {"scores": [0.0, 2.0, 1.0], "block_sizes": [1, 2], "values": np.eye(3, 2)},
+        {"scores": "neg_inf_array", "block_sizes": "block_sizes", "values": "optional_matrix"},
+    ),
+    "blocked.block_count": (blocked.block_count, {"n_keys": 5, "block_size": 2}, {"n_keys": "size", "block_size": "size"}),
+    "blocked.key_block": (
+        blocked.key_block,
+        {"n_queries": 5, "n_keys": 5, "block_size": 2, "index": 1, "causal": False},
+        {"n_queries": "size", "n_keys": "size", "block_size": "size", "index": "index", "causal": "flag"},
+    ),
+    "blocked.key_blocks": (
+        blocked.key_blocks,
+        {"n_queries": 5, "n_keys": 5, "block_size": 2, "causal": True},
+        {"n_queries": "size", "n_keys": "size", "block_size": "size", "causal": "flag"},
+    ),
+    "blocked.chunked_attention": (
+        blocked.chunked_attention,
+        {"Q": X3, "K": X3, "V": X3, "block_size": 2, "mask": None, "scale": True, "return_lse": False},
+        {"Q": "matrix", "K": "matrix", "V": "matrix", "block_size": "size", "mask": "mask", "scale": "scale", "return_lse": "flag"},
+    ),
+    "blocked.block_explorer_data": (
+        blocked.block_explorer_data,
+        {"n": 8, "block_size": 3, "d_k": 4, "dtype": "float32", "causal": False},
+        {"n": "size", "block_size": "size", "d_k": "size", "dtype": "text", "causal": "flag"},
+    ),
+    "blocked.two_block_identity": (blocked.two_block_identity, {"first": 1, "second": 1}, {"first": "size", "second": "size"}),
+    "training.previous_token_task": (
+        training.previous_token_task,
+        {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
+        {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"},
+    ),
+    "training.two_relation_task": (
+        training.two_relation_task,
+        {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
+        {"n_sequences": "size", "length": "size", "n_symbols": "size", "d_pos": "size", "seed": "seed"},
+    ),
+    "training.mse_loss": (
+        training.mse_loss,
+        {"output": X3, "target": X3 - 0.5, "weight": np.ones((3, 2))},
+        {"output": "matrix", "target": "matrix", "weight": "optional_matrix"},
+    ),
+    "training.init_params": (
+        training.init_params,
+        {"shapes": SHAPES, "std": 0.5, "seed": 3},
+        {"shapes": "shapes", "std": "real", "seed": "seed"},
+    ),
+    "training.train": (
+        training.train,
+        {
+            "model": training.AttentionModel(),
+            "params": PARAMS,
+            "optimizer": training.GradientDescent(0.1),
+            "make_batch": _batches,
+            "n_steps": 2,
+            "probe": PROBE,
+            "record_steps": (0, 2),
+            "seed": 3,
+        },
+        {
+            "model": "instance",
+            "params": "params",
+            "optimizer": "instance",
+            "make_batch": "function",
+            "n_steps": "size",
+            "probe": "instance",
+            "record_steps": "int_list",
+            "seed": "seed",
+        },
+    ),
+    "training.relation_mass": (
+        training.relation_mass,
+        {"weights": W_PROBE, "task": PROBE, "relation": "previous"},
+        {"weights": "matrix", "task": "instance", "relation": "text"},
+    ),
+    "training.head_roles": (
+        training.head_roles,
+        {"weights": W_PROBE, "task": PROBE, "threshold": 0.5},
+        {"weights": "matrix", "task": "instance", "threshold": "real"},
+    ),
+    "training.saturation": (training.saturation, {"weights": W_PROBE}, {"weights": "matrix"}),
+    "training.explorer_steps": (
+        training.explorer_steps,
+        {"run": RUN, "probe": PROBE, "sequence": 1, "head": 0},
+        {"run": "instance", "probe": "instance", "sequence": "index", "head": "index"},
+    ),
+    "training.AttentionModel": (training.AttentionModel, {"n_heads": 2, "scale": True}, {"n_heads": "optional_size", "scale": "scale"}),
+    "training.AttentionModel.forward": (
+        lambda params, task: training.AttentionModel().forward(params, task),
+        {"params": PARAMS, "task": PROBE},
+        {"params": "params", "task": "instance"},
+    ),
+    "training.AttentionModel.loss_and_gradients": (
+        lambda params, task: training.AttentionModel().loss_and_gradients(params, task),
+        {"params": PARAMS, "task": PROBE},
+        {"params": "params", "task": "instance"},
+    ),
+    "training.GradientDescent": (training.GradientDescent, {"lr": 0.1}, {"lr": "real"}),
+    "training.GradientDescent.step": (
+        lambda params, grads: training.GradientDescent(0.1).step(params, grads),
+        {"params": PARAMS, "grads": GRADS},
+        {"params": "params", "grads": "params"},
+    ),
+    "training.Adam": (
+        training.Adam,
+        {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "t": 0, "m": {}, "v": {}},
+        {"lr": "real", "beta1": "real", "beta2": "real", "eps": "real", "t": "index", "m": "dict", "v": "dict"},
+    ),
+    "training.Adam.step": (
+        lambda params, grads: training.Adam(0.1).step(params, grads),
+        {"params": PARAMS, "grads": GRADS},
+        {"params": "params", "grads": "params"},
+    ),
+    "measure.PowerLawFit": (measure.PowerLawFit, {"exponent": 2.5, "prefactor": 1.0}, {"exponent": "real", "prefactor": "real"}),
+    "measure.PowerLawFit.predict": (lambda n: measure.PowerLawFit(2.5, 1.0).predict(n), {"n": [1.0, 10.0]}, {"n": "matrix"}),
+    "measure.fit_power_law": (measure.fit_power_law, {"n": [1.0, 2.0, 4.0], "y": [1.0, 4.0, 16.0]}, {"n": "matrix", "y": "matrix"}),
+    "measure.peak_memory_bytes": (
+        measure.peak_memory_bytes,
+        {"fn": len, "args": ([1, 2],), "kwargs": {}},
+        {"fn": "function", "args": "any", "kwargs": "any"},
+    ),
+    "measure.median_seconds": (
+        measure.median_seconds,
+        {"fn": len, "args": ([1, 2],), "repeats": 2, "clock": "cpu", "kwargs": {}},
+        {"fn": "function", "args": "any", "repeats": "size", "clock": "text", "kwargs": "any"},
+    ),
+    "measure.measure_attention": (
+        measure.measure_attention,
+        {"lengths": [8], "d_k": 2, "block_size": 4, "repeats": 1, "seed": 3, "clock": "cpu", "blas_threads": None},
+        {
+            "lengths": "int_list",
+            "d_k": "size",
+            "block_size": "size",
+            "repeats": "size",
+            "seed": "seed",
+            "clock": "text",
+            "blas_threads": "optional_size",
+        },
+    ),
+    "explorers.matrix_html": (
+        snapshot.matrix_html,
+        {"matrix": [[0.5, -np.inf]], "row_labels": ["a"], "col_labels": ["b", "c"], "title": "t", "name": "m", "row_sums": False},
+        {"matrix": "matrix", "row_labels": "labels", "col_labels": "labels", "title": "text", "name": "text", "row_sums": "flag"},
+    ),
+    "explorers.reference_views": (reference_views, {"state": STATE}, {"state": "state"}),
+    "explorers.attention_explorer": (
+        explorers.attention_explorer,
+        {"X": X3, "tokens": ["a", "b", "c"]},
+        {"X": "optional_matrix", "tokens": "optional_labels"},
+    ),
+    **{
+        f"explorers.{name}": (getattr(explorers, name), {}, {})
+        for name in (
+            "value_projection_explorer",
+            "mask_explorer",
+            "scaling_explorer",
+            "scale_comparison_explorer",
+            "head_count_explorer",
+            "positional_explorer",
+            "training_explorer",
+            "block_memory_explorer",
+        )
+    },
+}
+
+#: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
+RECORDS = {
+    "AttentionGradients",
+    "ProjectionGradients",
+    "MultiHeadGradients",
+    "KeyBlock",
+    "OnlineStep",
+    "TwoBlockIdentity",
+    "Task",
+    "Snapshot",
+    "TrainingRun",
+    "Measurement",
+    "CLOCKS",
+}
+#: The explorer classes: every trait of every kind is tried by tests/test_explorer_settings.py, and they are built
+#: here through their constructors (attention_explorer(...) and the others).
+EXPLORER_CLASSES = {name for name in explorers.__all__ if name.endswith("Explorer")} | {"InvalidSetting", "SettingError"}
+#: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
+VARIADIC = {"args", "kwargs"}
+#: Kinds where a text of "nonsense" is a valid value (labels and titles are any text).
+TEXT_ANY = {("explorers.matrix_html", "title"), ("explorers.matrix_html", "name")}
+
+
+def _call(fn, kwargs):
+    if "args" not in kwargs:
+        return fn(**kwargs)
+    # fn(first, *args, **kwargs): the measured function first, then its own arguments
+    rest = {k: v for k, v in kwargs.items() if k not in VARIADIC and k != "fn"}
+    rest.update(kwargs.get("kwargs", {}))
+    return fn(kwargs["fn"], *kwargs["args"], **rest)
+
+
+def _floats(result, depth=0):
+    """Every float array or number inside a result (arrays, numbers, tuples, lists, dicts, dataclasses)."""
+    if depth > 6:
+        return
+    if isinstance(result, (np.ndarray, float, np.floating, complex, np.complexfloating)):
+        arr = np.asarray(result)
+        if arr.dtype.kind in "fc":
+            yield arr
+    elif dataclasses.is_dataclass(result) and not isinstance(result, type):
+        for f in dataclasses.fields(result):
+            yield from _floats(getattr(result, f.name), depth + 1)
+    elif isinstance(result, dict):
+        for v in result.values():
+            yield from _floats(v, depth + 1)
+    elif isinstance(result, (tuple, list)):
+        for v in result:
+            yield from _floats(v, depth + 1)
+
+
+def _fingerprint(result):
+    return [a.tolist() for a in _floats(result)] + ([result] if isinstance(result, (int, str)) else [])
+
+
+def _finite_arg(value) -> bool:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.isfinite(arr).all())
+
+
+def _copies(kwargs):
+    return {
+        k: (v.copy(), np.ma.getmaskarray(v).copy() if isinstance(v, np.ma.MaskedArray) else None)
+        for k, v in kwargs.items()
+        if isinstance(v, np.ndarray)
+    }
+
+
+def _named(text: str, names) -> list[str]:
+    return [k for k in names if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", text)]
+
+
+def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False):
+    """Call once and check the README's promises; return the result (None when refused)."""
+    RUNS[label] += 1
+    before = _copies(kwargs)
+    where = f"{label}({replaced}={kwargs.get(replaced)!r:.80})" if replaced else label
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            result = _call(fn, kwargs)
+        except ValueError as exc:
+            text = str(exc)
+            assert text and not any(w in text for w in INTERNAL_WORDS), f"{where}: internal error text: {text}"
+            if must_refuse:
+                assert _named(text, [replaced]), f"{where}: refused without naming {replaced}: {text}"
+            else:
+                assert _named(text, list(kwargs) + ["step"]), f"{where}: refused without naming an argument: {text}"
+            blamed = re.match(r"^([A-Za-z_][\w.]*) \(shape [^)]*\) contains (NaN|inf|-inf)", text)
+            if blamed and blamed.group(1) in kwargs:
+                assert not _finite_arg(kwargs[blamed.group(1)]), f"{where}: blames the finite argument {blamed.group(1)}: {text}"
+            result = None
+        except Exception as exc:  # noqa: BLE001 - any other exception breaks the promise
+            pytest.fail(f"{where} raised {type(exc).__name__}: {exc}")
+    if must_refuse:
+        assert result is None, f"{where}: accepted an odd value, returned {result!r:.200}"
+    for arr in _floats(result):
+        assert not np.iscomplexobj(arr), f"{where}: complex result"
+        ok = np.isfinite(arr) | (np.isneginf(arr) if neg_inf_ok else False)
+        assert ok.all(), f"{where}: non-finite result {arr}"
+    for k, (copy, mask) in before.items():
+        now = np.asarray(kwargs[k])
+        assert np.array_equal(now, np.asarray(copy), equal_nan=now.dtype.kind in "fc"), f"{where}: changed its input {k}"
+        if mask is not None:
+            assert np.array_equal(np.ma.getmaskarray(kwargs[k]), mask), f"{where}: changed the mask of {k}"
+    return result
+
+
+@pytest.fixture(autouse=True)
+def small_memory(monkeypatch):
+    """The suite must not allocate gigabytes on a shared machine: pretend it has 128 MiB."""
+    monkeypatch.setattr(_validate, "MAX_ARRAY_BYTES", 2**27)
+
+
+@pytest.mark.parametrize("label", sorted(SPECS))
+def test_every_argument_gets_the_odd_values_of_its_kind(label):
+    fn, good, kinds = SPECS[label]
+    neg_inf_ok = label in (
+        "explorers.reference_views",
+        "blocked.online_softmax_step",
+        "blocked.online_softmax_trace",
+        "explorers.matrix_html",
+    )
+    reference = judge(label, fn, dict(good), neg_inf_ok=neg_inf_ok)
+    assert reference is not None, f"{label}: the good call was refused"
+    for arg, kind in kinds.items():
+        refuse, allow = ODD[kind](good.get(arg))
+        if (label, arg) in TEXT_ANY:
+            refuse, allow = [v for v in refuse if not isinstance(v, str)], allow + ["nonsense"]
+        for value in refuse:
+            judge(label, fn, {**good, arg: value}, arg, must_refuse=True, neg_inf_ok=neg_inf_ok)
+        for value in allow:
+            judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
+        for value in EQUIVALENT.get(kind, lambda v: [])(good.get(arg)):
+            got = judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
+            assert _fingerprint(got) == _fingerprint(reference) or label.startswith("measure."), (
+                f"{label}: {arg}={value!r} is not the same as {good[arg]!r}"
+            )
+
+
+def test_every_public_callable_has_an_entry():
+    missing, unlisted = [], []
+    for module in (backward, blocked, training, measure, explorers):
+        short = module.__name__.split(".")[-1]
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if name in RECORDS or name in EXPLORER_CLASSES or not callable(obj):
+                continue
+            label = f"{short}.{name}"
+            if label not in SPECS:
+                missing.append(label)
+                continue
+            if inspect.isclass(obj):
+                for meth, member in vars(obj).items():
+                    if inspect.isfunction(member) and not meth.startswith("_") and f"{label}.{meth}" not in SPECS:
+                        missing.append(f"{label}.{meth}")
+    for label, (fn, _good, kinds) in SPECS.items():
+        target = fn
+        if label.count(".") == 2:  # a method: the parameters of the method itself
+            module, cls, meth = label.split(".")
+            target = getattr(getattr(globals()[module], cls), meth)
+        params = [p for p in inspect.signature(target).parameters if p != "self"]
+        unlisted += [f"{label}({p})" for p in params if p not in kinds]
+    assert not missing, f"add these to SPECS in tests/test_edges_modules.py: {missing}"
+    assert not unlisted, f"give these arguments a kind in SPECS: {unlisted}"
+
+
+def test_write_the_case_counts():
+    """Runs last in this file: the number of calls per function, next to the main edge suite's record."""
+    out = pathlib.Path(__file__).resolve().parent.parent / "test-artifacts"
+    out.mkdir(exist_ok=True)
+    (out / "edge-cases-modules.json").write_text(json.dumps(dict(sorted(RUNS.items())), indent=1))
+    assert sum(RUNS.values()) > 0
