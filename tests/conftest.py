@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
 from support.notebooks import book_notebooks
 from support.once import once
 from support.paths import BIN, CHAPTERS, ROOT
@@ -37,6 +38,11 @@ from support.paths import BIN, CHAPTERS, ROOT
 # Kernels started by the tests inherit this environment; a forced backend such as
 # MPLBACKEND=Agg would stop notebooks from displaying their figures inline.
 os.environ.pop("MPLBACKEND", None)
+
+# The machine is shared and the workers run side by side: hypothesis's wall-clock deadline per
+# example (200 ms) fails at random under load, while the run's durations report shows slow tests.
+settings.register_profile("shared-machine", deadline=None)
+settings.load_profile("shared-machine")
 
 # Kernels, nbgrader and jupyter-book are found in the test environment first.
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"

@@ -25,13 +25,13 @@ import dataclasses
 import inspect
 import json
 import math
-import pathlib
 import re
 import warnings
 from collections import Counter
 
 import numpy as np
 import pytest
+from support.paths import ARTIFACTS
 
 from attnlib import _validate, backward, blocked, explorers, measure, training
 from attnlib.core import attention, multi_head_parts
@@ -620,7 +620,7 @@ def test_every_public_callable_has_an_entry():
 
 def test_write_the_case_counts():
     """Runs last in this file: the number of calls per function, next to the main edge suite's record."""
-    out = pathlib.Path(__file__).resolve().parent.parent / "test-artifacts"
+    out = ARTIFACTS
     out.mkdir(exist_ok=True)
     (out / "edge-cases-modules.json").write_text(json.dumps(dict(sorted(RUNS.items())), indent=1))
     assert sum(RUNS.values()) > 0
