@@ -332,7 +332,10 @@ def specialisation_table(outcomes: Sequence[HeadOutcome]) -> dict[str, int]:
 
 
 def split_margin(outcome: HeadOutcome) -> float:
-    """How clearly a two-head run split the relations: the best, over ways of giving the two relations to different heads, of the smaller mass.
+    """How clearly a two-head run split the relations, as one number between 0 and 1.
+
+    It is the best, over the ways of giving the two relations to different
+    heads, of the smaller of the two heads' weights on their relation's key.
 
     A seed counts as split at threshold ``t`` when the previous token and the
     matching token can be given to two different heads that each put more
