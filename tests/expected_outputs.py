@@ -217,11 +217,11 @@ EXPECTED: dict[str, list[str]] = {
 
 #: The cheat sheet (chapters/cheatsheet.ipynb, not a numbered chapter): its computed summary.
 CHEAT_SHEET: list[str] = [
-    "shapes: X 3x2, Q 3x2, S 3x3, A 3x3, O 3x2;  sqrt(d_k) = 1.4142",
+    "shapes: X 3x2, Q 3x2, Z 3x3, A 3x3, O 3x2;  sqrt(d_k) = 1.4142",
     "x1    [0.7071, 0.0000, 0.3536]  [0.4555, 0.2246, 0.3199]  [0.6155, 0.3845]",
     "x3    [0.3536, 0.3536, 0.3536]  [0.3333, 0.3333, 0.3333]  [0.5000, 0.5000]",
     "  [1.0000, 0.0000, 0.0000]  [0.3302, 0.6698, 0.0000]  [0.3333, 0.3333, 0.3333]",
     "sympy: Var(q k^T) = d_k   Var(q k^T / sqrt(d_k)) = 1",
-    "parameters: P = 4*d_model**2   depends on h: False",
-    "  d_model = 512, h = 8: 1,048,576, d_model = 768, h = 12: 2,359,296",
+    "parameters: P = 4*d_model**2   depends on H: False",
+    "  d_model = 512, H = 8: 1,048,576, d_model = 768, H = 12: 2,359,296",
 ]
