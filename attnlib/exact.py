@@ -395,9 +395,10 @@ class SoftmaxBackwardProof:
     Attributes
     ----------
     logits, upstream:
-        Symbols ``s_1..s_n`` (the scores) and ``g_1..g_n`` (``dL/dA``).
+        Symbols ``z_1..z_n`` (one row of the softmax input ``Z``) and
+        ``g_1..g_n`` (the same row of ``dA = dL/dA``).
     by_differentiation:
-        ``d/ds_i of sum_j g_j softmax(s)_j``, computed by sympy.
+        ``d/dz_i of sum_j g_j softmax(z)_j``, computed by sympy.
     by_formula:
         ``a_i (g_i - sum_j g_j a_j)``, the formula used in the backward pass.
     holds:
@@ -413,7 +414,7 @@ class SoftmaxBackwardProof:
 
 
 def softmax_backward_proof(n: int = 3) -> SoftmaxBackwardProof:
-    """Prove ``dS = A * (dA - rowsum(dA * A))`` for one softmax row of ``n`` symbols.
+    """Prove ``dZ = A * (dA - rowsum(dA * A))`` for one softmax row of ``n`` symbols (``Z`` the softmax input).
 
     Examples
     --------
@@ -423,10 +424,10 @@ def softmax_backward_proof(n: int = 3) -> SoftmaxBackwardProof:
     n = as_positive_int("n", n)
     if n > 8:
         raise ValueError(f"n must be at most 8 (the proof is symbolic and grows fast); got {n}")
-    s = sp.symbols(f"s_1:{n + 1}", real=True)
+    s = sp.symbols(f"z_1:{n + 1}", real=True)
     g = sp.symbols(f"g_1:{n + 1}", real=True)
-    Z = sp.Add(*(sp.exp(x) for x in s))
-    a = [sp.exp(x) / Z for x in s]
+    total = sp.Add(*(sp.exp(x) for x in s))
+    a = [sp.exp(x) / total for x in s]
     loss = sp.Add(*(gj * aj for gj, aj in zip(g, a)))
     diffed = tuple(sp.diff(loss, x) for x in s)
     dot = sp.Add(*(gj * aj for gj, aj in zip(g, a)))

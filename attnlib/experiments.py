@@ -2,9 +2,14 @@
 
 * :func:`learn_previous_token`: one head learns to look one token back.
 * :func:`scaling_runs`: the same task at ``d_k = 64``, with and without the
-  ``1/sqrt(d_k)`` factor, over several seeds.
+  ``1/sqrt(d_k)`` factor, over several seeds; :func:`scaling_equivalence`
+  gives the start and step sizes under which a scaled run repeats an
+  unscaled one exactly, and :func:`learning_rate_sweep` with
+  :func:`best_learning_rate` tunes each variant's learning rate.
 * :func:`head_count_runs` and :func:`specialisation_table`: a task with two
-  relations, one head against two heads, over many seeds.
+  relations, one head against two heads, over many seeds;
+  :func:`split_margin` and :func:`split_counts` show how the count of seeds
+  that split the relations depends on the threshold.
 
 Sizes are kept tiny so that every experiment runs in seconds.
 """
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_positive_int
+from ._validate import as_int_sequence, as_positive_int, as_real
 from .training import (
     Adam,
     AttentionModel,
@@ -38,11 +43,17 @@ __all__ = [
     "previous_token_probe",
     "learn_previous_token",
     "scaling_runs",
+    "ScalingEquivalence",
+    "scaling_equivalence",
+    "learning_rate_sweep",
+    "best_learning_rate",
     "two_relation_probe",
     "head_count_runs",
     "HeadOutcome",
     "head_outcome",
     "specialisation_table",
+    "split_margin",
+    "split_counts",
     "pair_rotation_fit",
     "FEATURE_GROUPS",
     "feature_shares",
@@ -84,17 +95,47 @@ def learn_previous_token(
     return train(AttentionModel(), params, Adam(lr=lr), _previous_batches, n_steps, probe, record_steps, seed=seed)
 
 
+def _positive(name: str, value: float) -> float:
+    value = as_real(name, value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number; got {value}")
+    return value
+
+
 def scaling_runs(
-    seeds: Sequence[int], scale: bool, d_k: int = 64, n_steps: int = 200, lr: float = 0.5
+    seeds: Sequence[int],
+    scale: bool,
+    d_k: int = 64,
+    n_steps: int = 200,
+    lr: float = 0.5,
+    qk_init_factor: float = 1.0,
+    qk_lr_factor: float = 1.0,
+    stop_above: float | None = None,
 ) -> list[TrainingRun]:
     """Previous-token runs at width ``d_k`` with plain gradient descent, scaled or not.
 
-    The start is ``N(0, 1/|x|^2)`` for every entry of ``W_Q`` and ``W_K``,
-    where ``|x|^2`` is the squared length of every token row, so that each
-    query and key component has variance 1 at the start, the assumption of
-    the variance argument of chapter 5. Plain gradient descent is used
-    because Adam divides every step by the gradient's own size, which would
-    hide exactly the effect under test.
+    The start is ``N(0, 1/|x|^2)`` for every entry of ``W_Q``, ``W_K`` and
+    ``W_V``, where ``|x|^2`` is the mean squared length of a token row, so
+    that each query and key component has variance 1 at the start, the
+    assumption of the variance argument of chapter 5. Plain gradient descent
+    is used because Adam divides every step by the gradient's own size,
+    which would hide exactly the effect under test.
+
+    Parameters
+    ----------
+    seeds:
+        One run per seed (start and batches).
+    scale:
+        Divide the scores by ``sqrt(d_k)`` or not.
+    d_k, n_steps, lr:
+        Width of queries and keys, number of steps, learning rate.
+    qk_init_factor, qk_lr_factor:
+        Multiply the start of ``W_Q`` and ``W_K`` by ``qk_init_factor`` and
+        their learning rate by ``qk_lr_factor`` (``W_V`` keeps ``lr``); see
+        :func:`scaling_equivalence`.
+    stop_above:
+        Passed to :func:`attnlib.training.train`: a run whose training loss
+        passes it stops and counts as diverged.
 
     Examples
     --------
@@ -102,15 +143,94 @@ def scaling_runs(
     [0.8345]
     """
     d_k = as_positive_int("d_k", d_k)
+    seeds = as_int_sequence("seeds", seeds, minimum=0)
+    qk_init_factor = _positive("qk_init_factor", qk_init_factor)
+    qk_lr_factor = _positive("qk_lr_factor", qk_lr_factor)
     probe = previous_token_probe()
     d_model = probe.X.shape[1]
     std = 1.0 / float(np.sqrt(np.mean(np.sum(probe.X**2, axis=1))))
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, PREVIOUS_TOKEN["n_symbols"])}
+    factors = {"W_Q": qk_lr_factor, "W_K": qk_lr_factor} if qk_lr_factor != 1.0 else {}
     runs = []
     for seed in seeds:
         params = init_params(shapes, std, seed=seed)
-        runs.append(train(AttentionModel(scale=scale), params, GradientDescent(lr=lr), _previous_batches, n_steps, probe, (), seed=seed))
+        for name in ("W_Q", "W_K"):
+            params[name] = qk_init_factor * params[name]
+        optimizer = GradientDescent(lr=lr, lr_factors=factors)
+        runs.append(
+            train(AttentionModel(scale=scale), params, optimizer, _previous_batches, n_steps, probe, (), seed=seed, stop_above=stop_above)
+        )
     return runs
+
+
+@dataclass(frozen=True)
+class ScalingEquivalence:
+    """How a scaled run repeats an unscaled one: see :func:`scaling_equivalence`.
+
+    Attributes
+    ----------
+    qk_init_factor:
+        ``c = d_k**(1/4)``: the scaled model's ``W_Q`` and ``W_K`` start ``c``
+        times larger.
+    qk_lr_factor:
+        ``c**2 = sqrt(d_k)``: they also take steps at ``c**2`` times the
+        learning rate; ``W_V`` keeps it.
+    """
+
+    qk_init_factor: float
+    qk_lr_factor: float
+
+
+def scaling_equivalence(d_k: int) -> ScalingEquivalence:
+    """Start and step factors under which the scaled model repeats the unscaled one step for step.
+
+    With ``W_Q' = c W_Q`` and ``W_K' = c W_K`` the scaled scores are
+    ``c**2 Q K^T / sqrt(d_k)``, the unscaled ones when ``c**2 = sqrt(d_k)``.
+    The loss is then the same function of ``(W_Q, W_K, W_V)``, so its
+    gradient with respect to ``W_Q'`` is ``dW_Q / c``, and a descent step of
+    size ``lr'`` on ``W_Q'`` is a step of size ``lr' / c**2`` on ``W_Q``: the
+    runs agree when ``lr' = c**2 lr`` for ``W_Q`` and ``W_K`` (``W_V`` is the
+    same matrix in both models and keeps ``lr``).
+
+    Examples
+    --------
+    >>> scaling_equivalence(64)
+    ScalingEquivalence(qk_init_factor=2.8284271247461903, qk_lr_factor=8.0)
+    """
+    d_k = as_positive_int("d_k", d_k)
+    return ScalingEquivalence(float(d_k**0.25), float(np.sqrt(d_k)))
+
+
+def learning_rate_sweep(
+    seeds: Sequence[int], scale: bool, lrs: Sequence[float], d_k: int = 64, n_steps: int = 200, stop_above: float = 10.0
+) -> dict[float, list[TrainingRun]]:
+    """:func:`scaling_runs` for every learning rate of ``lrs``; runs whose loss passes ``stop_above`` stop as diverged.
+
+    Examples
+    --------
+    >>> sweep = learning_rate_sweep([0], scale=True, lrs=[0.5, 100.0], n_steps=5)
+    >>> [(lr, runs[0].diverged) for lr, runs in sweep.items()]
+    [(0.5, False), (100.0, True)]
+    """
+    if isinstance(lrs, (str, bytes)) or not isinstance(lrs, Sequence) or len(lrs) == 0:
+        raise ValueError(f"lrs must be a non-empty sequence of positive numbers; got {lrs!r}")
+    rates = [_positive("lrs", lr) for lr in lrs]
+    if len(set(rates)) != len(rates):
+        raise ValueError(f"lrs must not repeat a learning rate; got {list(lrs)}")
+    return {lr: scaling_runs(seeds, scale, d_k=d_k, n_steps=n_steps, lr=lr, stop_above=stop_above) for lr in rates}
+
+
+def best_learning_rate(sweep: dict[float, list[TrainingRun]]) -> float:
+    """The learning rate whose runs have the lowest median final loss (a diverged run counts as ``inf``).
+
+    Examples
+    --------
+    >>> best_learning_rate(learning_rate_sweep([0], scale=True, lrs=[0.5, 2.0, 100.0], n_steps=20))
+    2.0
+    """
+    if not isinstance(sweep, dict) or not sweep or not all(isinstance(v, list) and v for v in sweep.values()):
+        raise ValueError("sweep must be what learning_rate_sweep returned: learning rates mapped to non-empty lists of runs")
+    return min(sweep, key=lambda lr: float(np.median([r.final_loss for r in sweep[lr]])))
 
 
 def two_relation_probe(n_sequences: int = 16) -> Task:
@@ -209,6 +329,52 @@ def specialisation_table(outcomes: Sequence[HeadOutcome]) -> dict[str, int]:
         key = " + ".join(sorted(r or "none" for r in o.roles))
         table[key] = table.get(key, 0) + 1
     return dict(sorted(table.items(), key=lambda kv: -kv[1]))
+
+
+def split_margin(outcome: HeadOutcome) -> float:
+    """How clearly a two-head run split the relations, as one number between 0 and 1.
+
+    It is the best, over the ways of giving the two relations to different
+    heads, of the smaller of the two heads' weights on their relation's key.
+
+    A seed counts as split at threshold ``t`` when the previous token and the
+    matching token can be given to two different heads that each put more
+    than ``t`` of their weight on their relation's key, that is when
+    ``split_margin > t``; at ``t = 0.5`` this is ``HeadOutcome.specialised``.
+
+    Examples
+    --------
+    >>> o = HeadOutcome(("previous", "matching"), (0.56, 0.06), (0.19, 0.8), 0.0167, True)
+    >>> split_margin(o)
+    0.56
+    """
+    if not isinstance(outcome, HeadOutcome):
+        raise ValueError(f"outcome must be a HeadOutcome (see head_outcome); got {type(outcome).__name__}")
+    prev, match = outcome.previous, outcome.matching
+    if len(prev) < 2:
+        raise ValueError(f"outcome must come from at least two heads; got {len(prev)}")
+    return max(min(prev[a], match[b]) for a in range(len(prev)) for b in range(len(match)) if a != b)
+
+
+def split_counts(outcomes: Sequence[HeadOutcome], thresholds: Sequence[float]) -> dict[float, int]:
+    """For each threshold ``t``, how many runs split the two relations at ``t`` (:func:`split_margin` above ``t``).
+
+    Examples
+    --------
+    >>> o = HeadOutcome(("previous", "matching"), (0.56, 0.06), (0.19, 0.8), 0.0167, True)
+    >>> split_counts([o, o], [0.5, 0.6])
+    {0.5: 2, 0.6: 0}
+    """
+    margins = [split_margin(o) for o in outcomes]
+    if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, Sequence) or len(thresholds) == 0:
+        raise ValueError(f"thresholds must be a non-empty sequence of numbers between 0 and 1; got {thresholds!r}")
+    result = {}
+    for t in thresholds:
+        t = as_real("thresholds", t)
+        if not 0 < t < 1:
+            raise ValueError(f"thresholds must lie strictly between 0 and 1; got {t}")
+        result[t] = sum(m > t for m in margins)
+    return result
 
 
 def pair_rotation_fit(block: np.ndarray) -> tuple[float, float, float]:

@@ -34,6 +34,7 @@ from ._validate import (
     as_matrix,
     as_positive_int,
     as_positive_real,
+    as_real,
     as_rng,
     check_size,
     finite_result,
@@ -103,8 +104,16 @@ class Task:
         return self.X.shape[0] // self.length
 
 
+@lru_cache(maxsize=32)
+def _identity(n: int) -> np.ndarray:
+    # cached and read-only: the tasks draw one-hot codes at every training step
+    eye = np.eye(n)
+    eye.setflags(write=False)
+    return eye
+
+
 def _one_hot(symbols: np.ndarray, n_symbols: int) -> np.ndarray:
-    return np.eye(n_symbols)[symbols]
+    return _identity(n_symbols)[symbols]  # fancy indexing copies, so the cached identity stays untouched
 
 
 def _read_only(arr: np.ndarray) -> np.ndarray:
@@ -183,7 +192,9 @@ def two_relation_task(
     """Two relations at once: fetch the previous token's payload and the payload of the matching token.
 
     Every token carries a name (distinct within its sequence), a request
-    (the name of another token of the sequence), a payload symbol and its
+    (the name of a token of the sequence, drawn uniformly from every
+    position except the previous one, so a token may request itself; the
+    first token may request any position), a payload symbol and its
     position: ``[one-hot name, one-hot request, one-hot payload, position]``.
     The target is ``[payload of the previous token, payload of the token
     whose name equals my request]``, padded with zero columns to the width
@@ -373,19 +384,45 @@ def _check_step(params: Any, grads: Any) -> tuple[Params, Params]:
 
 @dataclass
 class GradientDescent:
-    """Plain gradient descent: ``W <- W - lr * dW``; ``lr`` is a finite positive number."""
+    """Plain gradient descent: ``W <- W - lr * f_W * dW``; ``lr`` is a finite positive number.
+
+    ``lr_factors`` gives some matrices their own multiple ``f_W`` of the
+    learning rate (1 for every matrix it does not name), which is how
+    :func:`attnlib.experiments.scaling_runs` reproduces an unscaled run with a
+    scaled model.
+
+    Examples
+    --------
+    >>> opt = GradientDescent(lr=0.5, lr_factors={"W_Q": 8.0})
+    >>> p = opt.step({"W_Q": np.ones((1, 1)), "W_V": np.ones((1, 1))}, {"dW_Q": np.ones((1, 1)), "dW_V": np.ones((1, 1))})
+    >>> float(p["W_Q"][0, 0]), float(p["W_V"][0, 0])
+    (-3.0, 0.5)
+    """
 
     lr: float = 0.1
+    lr_factors: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.lr = as_positive_real("lr", self.lr)
+        if not isinstance(self.lr_factors, dict):
+            raise ValueError(f"lr_factors must be a dict from matrix names to positive numbers; got {type(self.lr_factors).__name__}")
+        factors = {}
+        for name, f in self.lr_factors.items():
+            f = as_real(f"lr_factors[{name!r}]", f)
+            if not (np.isfinite(f) and f > 0):
+                raise ValueError(f"lr_factors[{name!r}] must be a positive finite number; got {f}")
+            factors[name] = f
+        self.lr_factors = factors
 
     def step(self, params: Params, grads: Params) -> Params:
         """New parameters (the old ones are not modified)."""
         lr = as_positive_real("lr", self.lr)
         p, g = _check_step(params, grads)
         with quiet():
-            return {n: finite_result(w - lr * g[n], f"the update of {n}", f"params[{n!r}], its gradient and lr") for n, w in p.items()}
+            return {
+                n: finite_result(w - lr * self.lr_factors.get(n, 1.0) * g[n], f"the update of {n}", f"params[{n!r}], its gradient and lr")
+                for n, w in p.items()
+            }
 
 
 @dataclass
@@ -494,7 +531,11 @@ class TrainingRun:
     snapshots:
         Parameters and the probe batch's attention weights at the recorded steps.
     final_loss:
-        Loss on the probe batch after the last update.
+        Loss on the probe batch after the last update; ``inf`` when the run
+        diverged.
+    diverged:
+        True when :func:`train` stopped early because a training loss passed
+        its ``stop_above`` (the arrays then end at that step).
     """
 
     losses: np.ndarray
@@ -503,6 +544,7 @@ class TrainingRun:
     snapshots: tuple[Snapshot, ...]
     final_loss: float
     final_params: Params
+    diverged: bool = False
 
 
 def train(
@@ -514,6 +556,7 @@ def train(
     probe: Task,
     record_steps: Sequence[int] = (),
     seed: int = 0,
+    stop_above: float | None = None,
 ) -> TrainingRun:
     """Train ``params`` for ``n_steps`` steps on fresh seeded batches.
 
@@ -534,6 +577,11 @@ def train(
     seed:
         Seeds the batches; with the same seed, params and optimizer settings
         the run is identical.
+    stop_above:
+        If given, a training loss above it (or not finite) ends the run at
+        that step: the run counts as diverged, its ``final_loss`` is ``inf``
+        and its arrays stop there. Learning-rate sweeps use it, so that a
+        step size that is too large ends in a verdict rather than an overflow.
 
     Examples
     --------
@@ -542,8 +590,13 @@ def train(
     >>> run = train(AttentionModel(), p, Adam(lr=0.05), lambda r: previous_token_task(4, seed=r), 50, probe)
     >>> bool(run.final_loss < run.losses[0])
     True
+    >>> big = train(AttentionModel(), p, GradientDescent(lr=1e3), lambda r: previous_token_task(4, seed=r), 50, probe, stop_above=10)
+    >>> big.diverged, big.final_loss, len(big.losses) < 50
+    (True, inf, True)
     """
     n_steps = as_positive_int("n_steps", n_steps)
+    if stop_above is not None:
+        stop_above = as_positive_real("stop_above", stop_above)
     record = sorted(set(as_int_sequence("record_steps", record_steps, minimum=0, allow_empty=True)))
     if record and record[-1] > n_steps:
         raise ValueError(f"record_steps must lie between 0 and n_steps={n_steps}; got {record[-1]}")
@@ -578,6 +631,10 @@ def train(
         sats[step] = saturation(weights)
         for n in params:
             norms[n][step] = float(np.linalg.norm(grads[_grad_key(n)]))
+        if stop_above is not None and not loss <= stop_above:
+            end = step + 1
+            cut = {n: v[:end] for n, v in norms.items()}
+            return TrainingRun(losses[:end], cut, sats[:end], tuple(snaps), float("inf"), params, diverged=True)
         params = optimizer.step(params, grads)
     final = snapshot(n_steps, params)
     if n_steps in record:
