@@ -100,6 +100,14 @@ ODD = {
         [0, -1, 1e308, -1e308, 1e-320, 10**400, np.float32(0.5)],
     ),
     "flag": lambda good: ([None, "False", "yes", 1, 0, 1.0, [True], np.float64(1.0)], [np.True_, np.False_]),
+    "optional_real": lambda good: (
+        [True, "0.1", 1 + 0j, [0.1], math.nan, math.inf, -math.inf, np.array([0.1, 0.2])],
+        [None, 0, -1, 1e308, 1e-320, 10**400, np.float32(0.5)],
+    ),
+    "factors": lambda good: (
+        [None, 1, "x", [1], {"W_Q": "2"}, {"W_Q": math.nan}, {"W_Q": math.inf}, {"W_Q": True}, {"W_Q": 1 + 0j}],
+        [{}, {"W_Q": 8.0}, {"W_Q": -1.0}, {"W_V": 1e-320}],
+    ),
     "scale": lambda good: ([None, "2", 1 + 0j, math.nan, math.inf, [2], np.array([2.0, 3.0])], [0, -1, 1e-300, 1e308, 3, False]),
     "mask": lambda good: (
         [1 + 0j, "diagonal", 3, np.ma.array([[True]], mask=[[True]]), [[1.0, 2.0]], {}],
@@ -351,6 +359,7 @@ SPECS = {
             "probe": "instance",
             "record_steps": "int_list",
             "seed": "seed",
+            "stop_above": "optional_real",
         },
     ),
     "training.relation_mass": (
@@ -380,7 +389,7 @@ SPECS = {
         {"params": PARAMS, "task": PROBE},
         {"params": "params", "task": "instance"},
     ),
-    "training.GradientDescent": (training.GradientDescent, {"lr": 0.1}, {"lr": "real"}),
+    "training.GradientDescent": (training.GradientDescent, {"lr": 0.1}, {"lr": "real", "lr_factors": "factors"}),
     "training.GradientDescent.step": (
         lambda params, grads: training.GradientDescent(0.1).step(params, grads),
         {"params": PARAMS, "grads": GRADS},
@@ -490,6 +499,8 @@ def _floats(result, depth=0):
             yield arr
     elif dataclasses.is_dataclass(result) and not isinstance(result, type):
         for f in dataclasses.fields(result):
+            if f.name == "final_loss" and getattr(result, "diverged", False):
+                continue  # the README's one stated exception: a stopped run's final loss is inf
             yield from _floats(getattr(result, f.name), depth + 1)
     elif isinstance(result, dict):
         for v in result.values():
