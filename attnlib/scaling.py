@@ -331,7 +331,7 @@ class SharpnessTable:
         The scaled rows are ``softmax(S / sqrt(d_k))``, so by the chain rule their
         derivative with respect to ``S`` is the softmax Jacobian divided by
         ``sqrt(d_k)``; the unscaled rows' input *is* ``S``, so
-        :attr:`jacobian_norm_unscaled` already answers the same question for them.
+        ``jacobian_norm_unscaled`` already answers the same question for them.
 
         >>> t = sharpness_vs_dk([64], seed=0)
         >>> bool(t.jacobian_norm_scaled_wrt_scores[0] < t.jacobian_norm_unscaled[0] < t.jacobian_norm_scaled[0])
