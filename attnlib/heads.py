@@ -85,20 +85,21 @@ class ParameterCount:
     Attributes
     ----------
     d_model, h:
-        The positive integer symbols used.
+        The positive integer symbols used (``h`` prints as ``H``, the book's
+        symbol for the number of heads).
     d_head:
-        ``d_model / h``, the width of one head.
+        ``d_model / H``, the width of one head.
     per_head:
-        Entries of ``W_r^Q``, ``W_r^K`` and ``W_r^V`` for one head:
+        Entries of ``W_Q^(u)``, ``W_K^(u)`` and ``W_V^(u)`` for one head ``u``:
         ``3 * d_model * d_head``.
     all_heads:
-        ``h * per_head``, before simplification.
+        ``H * per_head``, before simplification.
     output:
-        Entries of ``W^O``: ``(h * d_head) * d_model``.
+        Entries of ``W_O``: ``(H * d_head) * d_model``.
     bias:
         Bias entries (0 when counted without bias).
     total:
-        The expanded sum; ``h`` cancels and ``4*d_model**2`` remains.
+        The expanded sum; ``H`` cancels and ``4*d_model**2`` remains.
     """
 
     d_model: sp.Symbol
@@ -126,21 +127,21 @@ class ParameterCount:
 def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
     """Derive the parameter count of a multi-head attention block with sympy.
 
-    Each of the ``h`` heads has three ``d_model x d_head`` projections
-    (query, key, value) with ``d_head = d_model / h``; the output projection
-    ``W^O`` maps the ``h * d_head``-wide concatenation back to ``d_model``.
+    Each of the ``H`` heads has three ``d_model x d_head`` projections
+    (query, key, value) with ``d_head = d_model / H``; the output projection
+    ``W_O`` maps the ``H * d_head``-wide concatenation back to ``d_model``.
     With ``bias=True`` every projection also gets one bias per output column.
 
     Examples
     --------
     >>> c = symbolic_parameter_count()
     >>> c.per_head, c.total
-    (3*d_model**2/h, 4*d_model**2)
+    (3*d_model**2/H, 4*d_model**2)
     >>> symbolic_parameter_count(bias=True).total
     4*d_model**2 + 4*d_model
     """
     bias = as_flag("bias", bias)
-    d_model, h = sp.symbols("d_model h", positive=True, integer=True)
+    d_model, h = sp.symbols("d_model H", positive=True, integer=True)  # H: the book's number of heads
     d_head = d_model / h
     per_head = 3 * d_model * d_head
     all_heads = sp.Mul(h, per_head, evaluate=False)

@@ -421,7 +421,7 @@ def path_length_heatmap(
 
 # -- data-flow diagrams of attention (chapters 4 and 8) ------------------------
 
-_SYMBOLS = {"d_model": r"d_\mathrm{model}", "d_k": "d_k", "d_v": "d_v", "n": "n", "h": "h"}
+_SYMBOLS = {"d_model": r"d_\mathrm{model}", "d_k": "d_k", "d_v": "d_v", "n": "n", "h": "H"}
 
 
 def _dim(value: int | str) -> str:
@@ -522,14 +522,14 @@ def attention_data_flow(
 def multi_head_data_flow(
     n: int | str = "n", d_model: int | str = "d_model", h: int | str = "h", d_k: int | str = "d_k", d_v: int | str = "d_v"
 ) -> Figure:
-    """The data flow of multi-head attention: packed projections, the split into ``h`` heads,
+    """The data flow of multi-head attention: packed projections, the split into ``h`` heads (the book's $H$),
     attention in every head, the concatenation and ``W_O``, with every shape shown.
 
     Examples
     --------
     >>> fig = multi_head_data_flow(3, 512, 8, 64, 64)
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
-    >>> "$\\\\cdot W_O$: $512 \\\\times 512$" in texts and "concat(head$_1$, ..., head$_h$)\\n$3 \\\\times 512$" in texts
+    >>> "$\\\\cdot W_O$: $512 \\\\times 512$" in texts and "concat(head$_1$, ..., head$_H$)\\n$3 \\\\times 512$" in texts
     True
     >>> plt.close(fig)
     """
@@ -539,9 +539,9 @@ def multi_head_data_flow(
         "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
         "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
         "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
-        "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$h$'} heads", "proj"),
-        "heads": (10.6, 1.0, f"head$_r$ = Attention($Q_r, K_r, V_r$)\n{_shape(h, n, d_v)}", "score"),
-        "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_h$)\n{_shape(n, width_v)}", "proj"),
+        "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$H$'} heads", "proj"),
+        "heads": (10.6, 1.0, f"head$_u$ = Attention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(h, n, d_v)}", "score"),
+        "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
         "out": (19.0, 1.0, f"output\n{_shape(n, d_model)}", "out"),
     }
     edges = [
@@ -551,7 +551,7 @@ def multi_head_data_flow(
         ("Q", "split", f"{_shape(n, width_qk)}"),
         ("K", "split", f"{_shape(n, width_qk)}"),
         ("V", "split", f"{_shape(n, width_v)}"),
-        ("split", "heads", f"each head: $Q_r, K_r$ {_shape(n, d_k)},\n$V_r$ {_shape(n, d_v)}"),
+        ("split", "heads", f"each head: $Q^{{(u)}}, K^{{(u)}}$ {_shape(n, d_k)},\n$V^{{(u)}}$ {_shape(n, d_v)}"),
         ("heads", "concat", f"{_shape(h, n, d_v)}"),
         ("concat", "out", f"$\\cdot W_O$: {_shape(width_v, d_model)}"),
     ]

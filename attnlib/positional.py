@@ -212,7 +212,8 @@ def symbolic_offset_rotation() -> OffsetRotationProof:
     (``sympy.expand_trig``), the product ``R(w k) [sin wt, cos wt]`` is
     subtracted, and the difference simplifies to zero for all symbols
     ``t``, ``k`` and ``w``. Since ``R`` contains no ``t``, one matrix moves
-    every position forward by ``k``.
+    every position forward by ``k``. The offset symbol prints as ``Delta``
+    (the book writes the offset as Delta, keeping ``k`` for keys).
 
     Examples
     --------
@@ -222,7 +223,7 @@ def symbolic_offset_rotation() -> OffsetRotationProof:
     >>> proof.difference.tolist()
     [[0], [0]]
     """
-    t, k, w = sympy.symbols("t k omega", real=True)
+    t, k, w = sympy.symbols("t Delta omega", real=True)  # the offset prints as the book's Delta
     pair = sympy.Matrix([sympy.sin(w * t), sympy.cos(w * t)])
     shifted = sympy.Matrix([sympy.sin(w * (t + k)), sympy.cos(w * (t + k))]).applyfunc(
         lambda e: sympy.expand_trig(sympy.expand(e))

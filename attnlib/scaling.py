@@ -309,7 +309,10 @@ class SharpnessTable:
         Mean over query rows of the row entropy (nats).
     jacobian_norm_unscaled, jacobian_norm_scaled:
         Mean over query rows of the Frobenius norm of the softmax Jacobian
-        (how strongly the weights still respond to the scores).
+        with respect to the softmax *input* (the raw scores for the unscaled
+        rows, the scores divided by ``sqrt(d_k)`` for the scaled ones).
+        :attr:`jacobian_norm_scaled_wrt_scores` gives the scaled rows'
+        response to the raw scores instead.
     """
 
     d_k: np.ndarray
@@ -320,6 +323,21 @@ class SharpnessTable:
     entropy_scaled: np.ndarray
     jacobian_norm_unscaled: np.ndarray
     jacobian_norm_scaled: np.ndarray
+
+    @property
+    def jacobian_norm_scaled_wrt_scores(self) -> np.ndarray:
+        """Mean Frobenius norm of the scaled rows' Jacobian with respect to the raw scores ``S``.
+
+        The scaled rows are ``softmax(S / sqrt(d_k))``, so by the chain rule their
+        derivative with respect to ``S`` is the softmax Jacobian divided by
+        ``sqrt(d_k)``; the unscaled rows' input *is* ``S``, so
+        ``jacobian_norm_unscaled`` already answers the same question for them.
+
+        >>> t = sharpness_vs_dk([64], seed=0)
+        >>> bool(t.jacobian_norm_scaled_wrt_scores[0] < t.jacobian_norm_unscaled[0] < t.jacobian_norm_scaled[0])
+        True
+        """
+        return self.jacobian_norm_scaled / np.sqrt(self.d_k)
 
 
 def sharpness_vs_dk(dims: Sequence[int], n_queries: int = 200, n_keys: int = 10, seed: int = 0) -> SharpnessTable:

@@ -441,7 +441,7 @@ def head_count_snapshot(n_heads: int, d_model: int, params: int, tokens: Sequenc
 def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequence[float], similarity: np.ndarray) -> tuple[str, str]:
     """The PE table (row t outlined), the dot products with PE(t), and the text summary."""
     n = pe.shape[0]
-    cols = [f"{'sin' if c % 2 == 0 else 'cos'} \u03c9{c // 2 + 1}" for c in range(d_model)]
+    cols = [f"{'sin' if c % 2 == 0 else 'cos'} \u03c9{c // 2}" for c in range(d_model)]
     rows = [f"t={p}" for p in range(n)]
     tables = _flex(
         table_html(

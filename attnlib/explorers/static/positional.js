@@ -31,7 +31,7 @@ function renderPositional({ model, el: host }) {
     L.message.show(read(model, "error", ""));
     const table = read(model, "tables", {})[String(d)];
     const r = positionalViews(table, t);
-    const cols = Array.from({ length: d }, (_, c) => `${c % 2 === 0 ? "sin" : "cos"} \u03c9${Math.floor(c / 2) + 1}`);
+    const cols = Array.from({ length: d }, (_, c) => `${c % 2 === 0 ? "sin" : "cos"} \u03c9${Math.floor(c / 2)}`);
     const rows = positions.map((p) => `t=${p}`);
     const f = (v) => formatValue(v, L.style);
     let changed = peView.update(table, { rows, cols, caption: `PE for positions 0\u2013${nPositions - 1}, d_model = ${d} (row t outlined)`, vmin: -1, vmax: 1, highlightRow: t });
