@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
+from support.notebooks import chapter_notebooks
+from support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("[0-1][0-9]-*.ipynb"))[:12]
+CHAPTERS = chapter_notebooks()[:12]
 TYPED = re.compile(r"(?:Fig\.|Figure|[Ee]quation|eq\.)\s*\(?\d+(?:\.\d+)?\)?|\b(?:as|by|in|see) \(\d+(?:\.\d+)?\)")
 
 
