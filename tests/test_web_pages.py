@@ -18,10 +18,11 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 import yaml
-from web_support import ARTIFACTS, AXE_JS, ROOT, broken_internal_links, browser_context, parse_html, serve, site_pages
+from web_support import ARTIFACTS, AXE_JS, ROOT, SERVED, broken_internal_links, browser_context, parse_html, serve, site_pages
 
 pytestmark = pytest.mark.slow
 
@@ -117,6 +118,8 @@ class Audit:
     light: dict[str, PageVisit]
     dark: dict[str, PageVisit]
     seconds: float
+    #: every request the book's server answered during both visits: (path, HTTP status)
+    served: list[tuple[str, int]] = field(default_factory=list)
 
 
 def is_chapter(path: str) -> bool:
@@ -173,6 +176,7 @@ def audit(web_html, tmp_path_factory) -> Audit:
             for path in pages:
                 shot = shots / (Path(path).stem + "-dark.png") if is_chapter(path) else None
                 dark[path] = _visit(context, blocker, base, path, axe_rules=["color-contrast"], screenshot=shot)
+        served = list(SERVED.get(base, []))
     seconds = time.perf_counter() - start
     report = {
         "seconds": round(seconds, 1),
@@ -190,7 +194,7 @@ def audit(web_html, tmp_path_factory) -> Audit:
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "axe-report.json").write_text(json.dumps(report, indent=2))
-    return Audit(html, pages, light, dark, seconds)
+    return Audit(html, pages, light, dark, seconds, served)
 
 
 def _fail_if(problems: dict[str, object], what: str) -> None:
@@ -217,6 +221,15 @@ def test_no_page_needs_another_host(audit):
     """With every host but 127.0.0.1 blocked, no page even tries to load anything from elsewhere."""
     _fail_if({p: v.blocked for p, v in audit.light.items()}, "requests to other hosts (blocked)")
     _fail_if({p: v.failed_requests for p, v in audit.light.items()}, "failed local requests")
+
+
+def test_the_server_answers_every_request_favicon_included(audit):
+    """No 404 on any page, counted by the server: chromium does not report its favicon requests to the page."""
+    assert len(audit.served) >= 2 * len(audit.pages)
+    _fail_if({path: f"HTTP {code}" for path, code in audit.served if code >= 400}, "requests the server could not answer")
+    icons = {p: urljoin(p, parse_html(audit.html / p).icon or "") for p in audit.pages}
+    _fail_if({p: icon for p, icon in icons.items() if icon != "_static/favicon.svg"}, "pages without the book's icon")
+    assert any(path.endswith("/_static/favicon.svg") and code == 200 for path, code in audit.served), "no page loaded the favicon"
 
 
 def test_pages_have_content_and_a_title(audit):

@@ -65,6 +65,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 (signature of the base class)
         pass
 
+    def log_request(self, code="-", size="-"):
+        # every answer, kept for the tests: the browser does not report every request (the favicon)
+        if isinstance(code, int):
+            SERVED.setdefault(f"http://127.0.0.1:{self.server.server_address[1]}/", []).append((self.path, int(code)))
+
+
+#: what each server of serve() answered, by its base URL: (path, HTTP status) in order
+SERVED: dict[str, list[tuple[str, int]]] = {}
+
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
@@ -78,8 +87,10 @@ def serve(directory: Path) -> Iterator[str]:
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    SERVED[base] = []
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield base
     finally:
         server.shutdown()
         server.server_close()
@@ -148,6 +159,7 @@ class PageParser(HTMLParser):
         self.ids: set[str] = set()
         self.links: list[str] = []
         self.resources: list[str] = []
+        self.icon: str | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -158,6 +170,8 @@ class PageParser(HTMLParser):
             self.links.append(a["href"])
         if tag in ("img", "script") and a.get("src"):
             self.resources.append(a["src"])
+        if tag == "link" and a.get("rel") == "icon":
+            self.icon = a.get("href")
         if tag == "link" and a.get("href") and a.get("rel") in ("stylesheet", "preload", "icon"):
             self.resources.append(a["href"])
 
