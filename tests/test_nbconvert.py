@@ -7,7 +7,8 @@ which needs require.js and the widget manager from CDNs and shows an empty
 ``Out[ ]`` offline. With ``--ExecutePreprocessor.store_widget_state=False`` no
 state is stored and nbconvert picks the snapshot. The README shows that command;
 this test runs the README's line itself (with the output folder moved to a
-temporary one) on the scaling chapter and reads the HTML it wrote.
+temporary one) on the chapter it names (chapter 3, the quickest with explorers)
+and reads the HTML it wrote.
 """
 
 from __future__ import annotations
