@@ -1,7 +1,7 @@
 """attnlib as a package: ``python -m build``, the wheel in a fresh environment, and the Colab install cell.
 
-One session fixture does everything that needs the network-free package index
-(pip's cache, or PyPI), once and in this order:
+One session fixture does everything that installs packages (from pip's cache,
+else from PyPI), once and in this order, in about two minutes:
 
 1. ``python -m build --outdir DIST`` from the repository, as the README shows it:
    an sdist and a wheel, and its output is kept to check that it has no warning;
