@@ -4,6 +4,8 @@ The chapters call these functions instead of re-implementing the math, so
 every number the book prints comes from one place.
 """
 
+from importlib import metadata as _metadata
+
 from . import (
     backward,
     blocked,
@@ -40,7 +42,10 @@ from .core import (
 )
 from .positional import positional_frequencies, sinusoidal_encoding
 
-__version__ = "0.1.0"
+try:  # the version is written once, in pyproject.toml; pip records it in the package metadata
+    __version__ = _metadata.version("attnlib")
+except _metadata.PackageNotFoundError:  # imported from a folder without being installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "backward",

@@ -56,7 +56,9 @@ FIRST = (
     "grading/test_nbgrader.py",  # the long ones that need no build, so that short ones fill the gaps
     "book/test_repository_url.py",  # short: xdist queues a second module behind the chain's worker
     "grading/test_per_student.py",
+    "package/test_package.py",
     "web/test_browser_explorer.py",
+    "book/test_nbconvert.py",
 )
 LAST = (
     "web/test_web_pages.py",  # every page in chromium, light and dark, with axe-core
@@ -70,6 +72,8 @@ LAST = (
     "book/test_chapters.py",
     "book/test_prose_numbers.py",
     "book/test_widgets_pages.py",
+    "book/test_page_meta.py",
+    "book/test_colab.py",
 )
 
 

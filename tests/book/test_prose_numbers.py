@@ -12,7 +12,7 @@ and asserts that each appears in the same notebook's executed outputs.
 Exercises print nothing that would give their answers away, so a number in an
 exercise's text may instead come from the exercise's own code: a literal of
 its solution or grading cells, or a value its solution cells compute. Those
-values are held to attnlib by the hidden tests that tests/test_nbgrader.py
+values are held to attnlib by the hidden tests that tests/grading/test_nbgrader.py
 runs (for example ``masked_row = [0.5875, 0.0, 0.4125]`` must match
 ``attnlib.attention`` to 5e-4), so the chain from prose to attnlib stays closed.
 

@@ -1,8 +1,8 @@
 """One repository address: _config.yml's ``repository.url`` (and ``branch``), from which the rest follows.
 
 The chapters' Binder and repository buttons are made from it by the theme at
-build time (checked on the built pages by tests/test_lite.py and
-tests/test_web_pages.py). The two places that cannot be derived, the README's
+build time (checked on the built pages by tests/book/test_lite.py and
+tests/web/test_web_pages.py). The two places that cannot be derived, the README's
 Binder badge (GitHub shows the README as it is) and the clone command on
 the page "Ways to run this book", are checked here: after a fork changes
 ``_config.yml``, this test fails and prints the lines to write.

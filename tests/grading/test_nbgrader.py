@@ -14,7 +14,7 @@ notebook from the chapter's exercise cells. Then:
   autograded part (one submission for both checks, which keeps this test,
   which grades every chapter, at three autogrades per chapter).
 
-These run with ``seed = None`` (the book's numbers); tests/test_per_student.py
+These run with ``seed = None`` (the book's numbers); tests/grading/test_per_student.py
 grades per-student variants with the course's seed preprocessor.
 """
 

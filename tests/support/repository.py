@@ -1,26 +1,13 @@
-"""The repository that ``_config.yml`` names, and the addresses derived from it."""
+"""The repository that ``_config.yml`` names (defined once in ``tools/repository.py``), and the addresses derived from it."""
 
 from __future__ import annotations
 
-import re
+from tools.repository import BINDER, GITHUB, repository
 
-import yaml
-
-from support.paths import ROOT
-
-GITHUB = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?(?=[/)\s\"'`?#]|$)")
-BINDER = re.compile(r"https://mybinder\.org/v2/gh/([^/\s)]+)/([^/\s)]+)/([^?\s)]+)")
-
-
-def repository() -> tuple[str, str, str]:
-    """(owner, name, branch) of the repository that _config.yml names."""
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
-    match = GITHUB.fullmatch(config["url"].rstrip("/"))
-    assert match, f"_config.yml repository.url is not a GitHub repository address: {config['url']!r}"
-    return match.group(1), match.group(2), str(config.get("branch", "main"))
+__all__ = ["BINDER", "GITHUB", "binder_chapter_url", "repository"]
 
 
 def binder_chapter_url(notebook: str) -> str:
-    """The Binder address a chapter's launch button must have (used by tests/test_lite.py)."""
+    """The Binder address a chapter's launch button must have (used by tests/book/test_lite.py)."""
     owner, name, branch = repository()
     return f"https://mybinder.org/v2/gh/{owner}/{name}/{branch}?urlpath=lab/tree/{notebook}"

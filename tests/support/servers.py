@@ -34,6 +34,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 (signature of the base class)
         pass
 
+    def log_request(self, code="-", size="-"):
+        # every answer, kept for the tests: the browser does not report every request (the favicon)
+        if isinstance(code, int):
+            SERVED.setdefault(f"http://127.0.0.1:{self.server.server_address[1]}/", []).append((self.path, int(code)))
+
+
+#: what each server of serve() answered, by its base URL: (path, HTTP status) in order
+SERVED: dict[str, list[tuple[str, int]]] = {}
+
 
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
@@ -47,8 +56,10 @@ def serve(directory: Path) -> Iterator[str]:
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    SERVED[base] = []
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield base
     finally:
         server.shutdown()
         server.server_close()

@@ -15,6 +15,7 @@ class PageParser(HTMLParser):
         self.ids: set[str] = set()
         self.links: list[str] = []
         self.resources: list[str] = []
+        self.icon: str | None = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -25,6 +26,8 @@ class PageParser(HTMLParser):
             self.links.append(a["href"])
         if tag in ("img", "script") and a.get("src"):
             self.resources.append(a["src"])
+        if tag == "link" and a.get("rel") == "icon":
+            self.icon = a.get("href")
         if tag == "link" and a.get("href") and a.get("rel") in ("stylesheet", "preload", "icon"):
             self.resources.append(a["href"])
 

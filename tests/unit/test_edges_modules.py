@@ -471,7 +471,7 @@ RECORDS = {
     "Measurement",
     "CLOCKS",
 }
-#: The explorer classes: every trait of every kind is tried by tests/test_explorer_settings.py, and they are built
+#: The explorer classes: every trait of every kind is tried by tests/explorers/test_explorer_settings.py, and they are built
 #: here through their constructors (attention_explorer(...) and the others).
 EXPLORER_CLASSES = {name for name in explorers.__all__ if name.endswith("Explorer")} | {"InvalidSetting", "SettingError"}
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
@@ -625,7 +625,7 @@ def test_every_public_callable_has_an_entry():
             target = getattr(getattr(globals()[module], cls), meth)
         params = [p for p in inspect.signature(target).parameters if p != "self"]
         unlisted += [f"{label}({p})" for p in params if p not in kinds]
-    assert not missing, f"add these to SPECS in tests/test_edges_modules.py: {missing}"
+    assert not missing, f"add these to SPECS in tests/unit/test_edges_modules.py: {missing}"
     assert not unlisted, f"give these arguments a kind in SPECS: {unlisted}"
 
 

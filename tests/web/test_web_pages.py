@@ -19,12 +19,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 import yaml
 from support.browser import AXE_JS, browser_context
 from support.paths import ARTIFACTS, ROOT
-from support.servers import serve
+from support.servers import SERVED, serve
 from support.site import broken_internal_links, parse_html, site_pages
 
 pytestmark = pytest.mark.slow
@@ -80,7 +81,7 @@ async () => {
     }),
     explorers: {total: explorers, live: document.querySelectorAll('div.attnlib-explorer.attnlib-mounted').length},
     // the theme's copy buttons on printed text are real (they copy), and so are the live explorers'
-    // controls (tests/test_web_explorers.py moves them); anything else would be a dead control
+    // controls (tests/web/test_web_explorers.py moves them); anything else would be a dead control
     outputControls: outputs.flatMap(o => [...o.querySelectorAll(
       'input, select, textarea, button:not(.copybtn), [role=slider], [contenteditable=true]')])
       .filter(e => !e.closest('.attnlib-live')).map(e => e.outerHTML.slice(0, 120)),
@@ -121,6 +122,8 @@ class Audit:
     light: dict[str, PageVisit]
     dark: dict[str, PageVisit]
     seconds: float
+    #: every request the book's server answered during both visits: (path, HTTP status)
+    served: list[tuple[str, int]] = field(default_factory=list)
 
 
 def is_chapter(path: str) -> bool:
@@ -182,6 +185,7 @@ def audit(web_html, tmp_path_factory) -> Audit:
         light_pass = pool.submit(visit_all, "light", None, "")
         dark_pass = pool.submit(visit_all, "dark", ["color-contrast"], "-dark")
         light, dark = light_pass.result(), dark_pass.result()
+        served = list(SERVED.get(base, []))
     seconds = time.perf_counter() - start
     report = {
         "seconds": round(seconds, 1),
@@ -199,7 +203,7 @@ def audit(web_html, tmp_path_factory) -> Audit:
     }
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "axe-report.json").write_text(json.dumps(report, indent=2))
-    return Audit(html, pages, light, dark, seconds)
+    return Audit(html, pages, light, dark, seconds, served)
 
 
 def _fail_if(problems: dict[str, object], what: str) -> None:
@@ -226,6 +230,15 @@ def test_no_page_needs_another_host(audit):
     """With every host but 127.0.0.1 blocked, no page even tries to load anything from elsewhere."""
     _fail_if({p: v.blocked for p, v in audit.light.items()}, "requests to other hosts (blocked)")
     _fail_if({p: v.failed_requests for p, v in audit.light.items()}, "failed local requests")
+
+
+def test_the_server_answers_every_request_favicon_included(audit):
+    """No 404 on any page, counted by the server: chromium does not report its favicon requests to the page."""
+    assert len(audit.served) >= 2 * len(audit.pages)
+    _fail_if({path: f"HTTP {code}" for path, code in audit.served if code >= 400}, "requests the server could not answer")
+    icons = {p: urljoin(p, parse_html(audit.html / p).icon or "") for p in audit.pages}
+    _fail_if({p: icon for p, icon in icons.items() if icon != "_static/favicon.svg"}, "pages without the book's icon")
+    assert any(path.endswith("/_static/favicon.svg") and code == 200 for path, code in audit.served), "no page loaded the favicon"
 
 
 def test_pages_have_content_and_a_title(audit):

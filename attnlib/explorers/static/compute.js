@@ -1,4 +1,4 @@
-// Pure math of the explorers' views: no DOM, no state. Held to attnlib by tests/test_explorer_golden.py.
+// Pure math of the explorers' views: no DOM, no state. Held to attnlib by tests/explorers/test_explorer_golden.py.
 // Matrices are arrays of rows (arrays of numbers).
 
 export const NEG_INF = -Infinity;
