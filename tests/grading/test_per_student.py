@@ -29,7 +29,6 @@ import nbformat
 import pytest
 from sqlalchemy.exc import SAWarning
 from support.grading import BY_HAND, make_assignments, model_answer, nbg
-from support.once import run_in_background
 from support.paths import BIN, INSTRUCTOR
 
 from attnlib import variants
@@ -46,9 +45,7 @@ BY_HAND_TESTS = {e.test_id for e in BY_HAND.values()}
 def nbgrader(root: Path, *args: str) -> str:
     """Run the real nbgrader command line in the course folder."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(
-        [str(BIN / "nbgrader"), *args], cwd=root, env=env, capture_output=True, text=True, timeout=300, preexec_fn=run_in_background
-    )
+    done = subprocess.run([str(BIN / "nbgrader"), *args], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
