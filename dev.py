@@ -59,8 +59,7 @@ def ensure_env(kind: str) -> None:
     stamp = VENV / f".installed-{kind}"
     if stamp.exists() and stamp.read_text() == digest.hexdigest():
         return
-    # --no-compile: each module's bytecode is written when it is first imported, not all up front
-    args: list[str | Path] = [PY, "-m", "pip", "install", "--quiet", "--no-compile"]
+    args: list[str | Path] = [PY, "-m", "pip", "install", "--quiet"]
     for name in files:
         args += ["-r", name]
     run(args)

@@ -119,9 +119,9 @@ def _make_binder_env(folder: Path) -> dict:
     python = env_dir / "bin" / "python"
     env = _env_without_venv(env_dir / "bin")
     install = subprocess.run(
-        # --no-compile: Python writes each module's bytecode when it is first imported instead of pip
-        # compiling every installed file up front (what the kernel runs is the same)
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "-r", "requirements.txt"],
+        # byte-compiled by pip, as repo2docker does: with PYTHONDONTWRITEBYTECODE set (as on this
+        # machine) nothing would be compiled later, and every kernel would compile its imports again
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt"],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, f"pip install -r requirements.txt failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}"
