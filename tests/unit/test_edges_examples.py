@@ -10,6 +10,7 @@ import matplotlib
 import numpy as np
 import pytest
 import sympy as sp
+from support.errors import raises
 from support.paths import ROOT
 
 import attnlib
@@ -29,16 +30,6 @@ matplotlib.use("Agg")
 
 X = running_example()
 I2 = np.eye(2)
-
-
-def raises(call, *words):
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(ValueError) as info:
-            call()
-    for w in words:
-        assert w in str(info.value), (w, str(info.value))
-    return str(info.value)
 
 
 # --- security ----------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
+from support.errors import raises
 
 from attnlib import _validate, backward, blocked, experiments, explorers, measure, training
 from attnlib.core import attention
@@ -21,17 +21,6 @@ from attnlib.explorers import snapshot
 I2 = np.eye(2)
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
 PROBE = training.previous_token_task(2)
-
-
-def raises(call, *words):
-    """``call()`` raises a ValueError containing every word, with no warning on the way."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(ValueError) as info:
-            call()
-    for w in words:
-        assert w in str(info.value), (w, str(info.value))
-    return str(info.value)
 
 
 def kept(ex) -> tuple:
