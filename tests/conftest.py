@@ -33,7 +33,7 @@ import yaml
 from hypothesis import settings
 from support.notebooks import book_notebooks
 from support.once import once
-from support.paths import BIN, CHAPTERS, ROOT
+from support.paths import ARTIFACTS, BIN, CHAPTERS, ROOT
 
 # Kernels started by the tests inherit this environment; a forced backend such as
 # MPLBACKEND=Agg would stop notebooks from displaying their figures inline.
@@ -96,7 +96,7 @@ def _env_without_venv(bindir: Path) -> dict:
     return env
 
 
-PROBE = r'''
+PROBE = r"""
 import json, sys
 from pathlib import Path
 
@@ -110,7 +110,7 @@ probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
 )])
 NotebookClient(probe, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(chapters)}}).execute()
 out.write_text(probe.cells[0].outputs[0]["text"])
-'''
+"""
 
 
 def _make_binder_env(folder: Path) -> dict:
@@ -142,7 +142,7 @@ def binder_env(tmp_path_factory) -> dict:
 # with jupyter-cache's parallel executor (one fresh kernel per notebook, a process per core), in
 # the notebook's own folder, with the timeout of _config.yml; the same per-notebook execution
 # (jupyter_cache.executors.utils.single_nb_execution) that myst-nb runs in its cache mode.
-EXECUTE = r'''
+EXECUTE = r"""
 import json, sys
 from jupyter_cache import get_cache
 from jupyter_cache.executors import load_executor
@@ -156,7 +156,7 @@ records = {r.uri: r.traceback for r in cache.list_project_records()}
 with open(out, "w") as f:
     json.dump({"python": sys.executable, "succeeded": result.succeeded, "failed": result.excepted + result.errored,
                "tracebacks": {uri: tb for uri, tb in records.items() if tb}}, f)
-'''
+"""
 
 
 def _book_timeout() -> int:
@@ -269,3 +269,47 @@ def web_html(request) -> Path:
     """The built site: the strict build of this run, or WEB_BOOK_HTML (an existing build, to iterate on the web tests)."""
     existing = os.environ.get("WEB_BOOK_HTML")
     return Path(existing) if existing else request.getfixturevalue("built_book").html
+
+
+# --- the run's timeline ---------------------------------------------------------------------------
+# Each worker writes when each module's tests started and ended (setup and teardown included);
+# the controller prints one line per module, by start time, and keeps the lot in
+# test-artifacts/timeline.json: the chain of fixtures and what waits for it, read at a glance.
+_RUN_START = float(os.environ.setdefault("ATTN_RUN_START", repr(time.time())))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    start = time.time()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    line = json.dumps({"module": item.nodeid.split("::")[0], "worker": worker, "start": start, "end": time.time()})
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(ARTIFACTS / f"timeline-{worker}.jsonl", "a") as f:
+        f.write(line + "\n")
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller: a fresh timeline
+        for old in ARTIFACTS.glob("timeline-*.jsonl"):
+            old.unlink()
+
+
+def pytest_terminal_summary(terminalreporter):
+    spans: dict[tuple[str, str], list[float]] = {}
+    for path in sorted(ARTIFACTS.glob("timeline-*.jsonl")):
+        for line in path.read_text().splitlines():
+            t = json.loads(line)
+            span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0])
+            span[0], span[1], span[2] = min(span[0], t["start"]), max(span[1], t["end"]), span[2] + 1
+    if not spans:
+        return
+    rows = sorted(spans.items(), key=lambda kv: kv[1][0])
+    (ARTIFACTS / "timeline.json").write_text(json.dumps(
+        [{"module": m, "worker": w, "start": round(s - _RUN_START, 1), "end": round(e - _RUN_START, 1), "tests": n}
+         for (m, w), (s, e, n) in rows], indent=1))  # fmt: skip
+    terminalreporter.write_sep("=", "timeline of the run (seconds from the start; modules over 5 s)")
+    for (module, worker), (start, end, n) in rows:
+        if end - start >= 5:
+            at, to = start - _RUN_START, end - _RUN_START
+            terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {n:4d} tests  {module}")
