@@ -139,23 +139,32 @@ def binder_env(tmp_path_factory) -> dict:
 
 
 # Run by the Binder environment's Python: every notebook of the book into a new execution cache,
-# with jupyter-cache's parallel executor (one fresh kernel per notebook, a process per core), in
-# the notebook's own folder, with the timeout of _config.yml; the same per-notebook execution
-# (jupyter_cache.executors.utils.single_nb_execution) that myst-nb runs in its cache mode.
+# with jupyter-cache's own worker (one fresh kernel per notebook, in the notebook's own folder,
+# with the timeout of _config.yml; the per-notebook execution that myst-nb's cache mode runs), in a
+# pool of one process per core. jupyter-cache's "local-parallel" executor hands the pool chunks of
+# three notebooks in the book's order, so the long chapters at the end ran one after the other in
+# one process; here the pool takes one notebook at a time, in the order given (the caller passes
+# the book's order reversed: the chapters beyond the post are the long ones).
 EXECUTE = r"""
-import json, sys
+import json, multiprocessing, sys
+from pathlib import Path
 from jupyter_cache import get_cache
-from jupyter_cache.executors import load_executor
+from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
 
-cache_dir, timeout, out, notebooks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-cache = get_cache(cache_dir)
-for nb in notebooks:
-    cache.add_nb_to_project(nb)
-result = load_executor("local-parallel", cache=cache).run_and_cache(timeout=timeout, allow_errors=False)
-records = {r.uri: r.traceback for r in cache.list_project_records()}
-with open(out, "w") as f:
-    json.dump({"python": sys.executable, "succeeded": result.succeeded, "failed": result.excepted + result.errored,
-               "tracebacks": {uri: tb for uri, tb in records.items() if tb}}, f)
+if __name__ == "__main__":
+    cache_dir, timeout, out, notebooks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    cache = get_cache(cache_dir)
+    for nb in notebooks:
+        cache.add_nb_to_project(nb)
+    order = {str(Path(nb).resolve()): i for i, nb in enumerate(notebooks)}
+    records = sorted(cache.list_unexecuted(), key=lambda r: order.get(r.uri, -1))
+    jobs = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in records]
+    with multiprocessing.Pool(min(len(jobs), multiprocessing.cpu_count()) or 1) as pool:
+        results = list(pool.imap_unordered(ExecutionWorkerLocalMProc(), jobs, chunksize=1))
+    tracebacks = {r.uri: r.traceback for r in cache.list_project_records() if r.traceback}
+    with open(out, "w") as f:
+        json.dump({"python": sys.executable, "succeeded": [p for i, p in results if i == 0],
+                   "failed": [p for i, p in results if i != 0], "tracebacks": tracebacks}, f)
 """
 
 
@@ -171,7 +180,7 @@ def execution(binder_env, tmp_path_factory) -> dict:
         python = Path(binder_env["env_dir"]) / "bin" / "python"
         script, report, cache = folder / "execute.py", folder / "execution.json", folder / ".jupyter_cache"
         script.write_text(EXECUTE)
-        notebooks = [str(p) for p in book_notebooks()]
+        notebooks = [str(p) for p in reversed(book_notebooks())]  # the long ones first (EXECUTE)
         run = subprocess.run(
             [python, script, cache, str(_book_timeout()), report, *notebooks],
             cwd=ROOT, env=_env_without_venv(python.parent), capture_output=True, text=True,
