@@ -121,7 +121,11 @@ DIFFERENCES_FROM_THE_PAPER: tuple[tuple[str, str, str], ...] = (
     ("layer norm", "not specified beyond Ba et al. 2016", "biased variance over d_model, eps=1e-5 inside the root; followed"),
     ("activation", "ReLU", "relu by default, or gelu (exact erf form); both"),
     ("dropout", "on each sub-layer output and the embeddings", "also on the attention weights and inside the MLP; 0 here"),
-    ("a row that may attend to nothing", "not discussed", "NaN in PyTorch; a ValueError naming mask here"),
+    (
+        "a row that may attend to nothing",
+        "not discussed",
+        "depends on the path (torch 2.14: NaN on the no_grad fast path, finite with gradients on); here a ValueError naming mask",
+    ),
 )
 
 

@@ -13,7 +13,8 @@ gains untested), switches it to eval mode and runs it on a batch of two random s
 gets the same weights through ``params_from_torch(layer.state_dict())`` and the opposite boolean
 mask (PyTorch's True = blocked, attnlib's True = may attend). Each case is run twice in PyTorch:
 under ``torch.no_grad()``, where PyTorch may take its fused "fast path" for inference, and with
-gradients enabled, where it runs the ordinary modules; both are compared.
+gradients enabled, where it runs the ordinary modules; both are compared. Every case also checks that
+``encoder_layer_cost`` counts as many parameters as PyTorch's layer holds.
 
 The script exits with status 1 if any difference exceeds ``--tolerance`` (1e-10 by default).
 """
@@ -30,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover - the point of the script is to need torch
     sys.exit("this script needs PyTorch (pip install torch); the book and attnlib do not")
 
-from attnlib.transformer import encoder_layer, params_from_torch
+from attnlib.transformer import encoder_layer, encoder_layer_cost, params_from_torch
 
 
 def random_case(rng: np.random.Generator) -> dict:
@@ -72,6 +73,11 @@ def run_case(case: dict, rng: np.random.Generator) -> dict:
     torch_mask = None if allowed is None else torch.from_numpy(~allowed)  # PyTorch: True = may NOT attend
 
     params = params_from_torch({k: v.detach().numpy() for k, v in layer.state_dict().items()})
+    counted = sum(c["params"] for c in encoder_layer_cost(n, d, case["n_heads"], case["d_ff"]).values())
+    if counted != sum(t.numel() for t in layer.parameters()):
+        raise AssertionError(
+            f"encoder_layer_cost counts {counted} parameters, PyTorch's layer has {sum(t.numel() for t in layer.parameters())}"
+        )
     mask = "causal" if case["mask"] == "causal" else allowed
     ours = np.stack(
         [encoder_layer(x, params, case["n_heads"], mask=mask, norm_first=case["norm_first"], activation=case["activation"]) for x in X]
