@@ -7,15 +7,26 @@ import contextlib
 import importlib.util
 import io
 import re
+import sys
 
 from attnlib import variants
 from attnlib.exercises import grading
 from support.paths import INSTRUCTOR
 
-_spec = importlib.util.spec_from_file_location("make_assignments", INSTRUCTOR / "make_assignments.py")
-#: ``instructor/make_assignments.py``, loaded as a module (the instructor folder is not a package)
-make_assignments = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_assignments)
+
+
+def _load(name: str):
+    """``instructor/<name>.py`` as a module (the instructor folder is not a package), importable by that name."""
+    spec = importlib.util.spec_from_file_location(name, INSTRUCTOR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+#: ``instructor/make_assignments.py`` and ``instructor/nbgrader_plugins.py``, loaded as modules
+make_assignments = _load("make_assignments")
+nbgrader_plugins = _load("nbgrader_plugins")
 
 #: the chapters with exercises, and their nbgrader assignment names (ch01, ...)
 ASSIGNMENT_CHAPTERS = make_assignments.chapter_files()
