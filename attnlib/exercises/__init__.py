@@ -44,6 +44,7 @@ CHAPTERS: tuple[str, ...] = (
     "ch13",
     "ch14",
     "ch15",
+    "ch16",  # issue 26: the Transformer block
 )
 
 #: Chapter name -> its module.
