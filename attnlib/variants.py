@@ -35,6 +35,7 @@ from .exercises import DRAWS as _DRAWS
 from .exercises.registry import (
     DECIMALS,
     EXERCISES,
+    ROUTES,
     TOLERANCE,
     Exercise,
     Variant,
@@ -53,6 +54,7 @@ __all__ = [
     "Variant",
     "Exercise",
     "EXERCISES",
+    "ROUTES",
     "DECIMALS",
     "TOLERANCE",
     "student_seed",

@@ -14,7 +14,6 @@ from attnlib.exercises import grading
 from support.paths import INSTRUCTOR
 
 
-
 def _load(name: str):
     """``instructor/<name>.py`` as a module (the instructor folder is not a package), importable by that name."""
     spec = importlib.util.spec_from_file_location(name, INSTRUCTOR / f"{name}.py")
