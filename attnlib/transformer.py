@@ -88,7 +88,7 @@ PARAM_NAMES: tuple[str, ...] = (
     "beta_2",
 )
 
-#: The two position-wise activations: ReLU and GELU (the exact erf form, PyTorch's default ``approximate="none"``).
+#: The two position-wise activations, ReLU and GELU (the exact erf form, PyTorch's default ``approximate="none"``).
 ACTIVATIONS: tuple[str, ...] = ("relu", "gelu")
 
 #: PyTorch's state_dict key, its shape, the book's symbols and how they are obtained (``d`` is d_model, ``f`` is d_ff).
