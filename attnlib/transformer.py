@@ -7,11 +7,11 @@ tokens are rows, ``X`` has shape ``(n, d_model)`` and every projection is
 
 Post-norm (``norm_first=False``, the paper's order and PyTorch's default)::
 
-    H = LN_1(X + MHA(X)),      Y = LN_2(H + MLP(H))
+    X' = LN_1(X + MHA(X)),     Y = LN_2(X' + MLP(X'))
 
 Pre-norm (``norm_first=True``)::
 
-    H = X + MHA(LN_1(X)),      Y = H + MLP(LN_2(H))
+    X' = X + MHA(LN_1(X)),     Y = X' + MLP(LN_2(X'))
 
 with ``MHA(Z) = concat_r(attention(Z W_Q^r + b_Q^r, Z W_K^r + b_K^r, Z W_V^r + b_V^r)) W_O + b_O``,
 ``MLP(Z) = act(Z W_1 + b_1) W_2 + b_2`` and
