@@ -4,6 +4,7 @@ torch is not a dependency of the book or of attnlib; this script is for anyone w
 
     PYTHONPATH=. python tools/compare_with_torch.py            # 200 random layers, prints the largest difference
     PYTHONPATH=. python tools/compare_with_torch.py --cases 50 --seed 3
+    PYTHONPATH=. python tools/compare_with_torch.py --base     # also four layers of the paper's base size
 
 Each case draws a sequence length, a head count, a head width, d_ff, the norm order (post-norm or
 pre-norm), the activation (relu or gelu) and a mask (none, causal, or a random boolean mask), builds
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=1e-10)
+    parser.add_argument("--base", action="store_true", help="also the paper's base size: d_model 512, 8 heads, d_ff 2048, n 64")
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -106,6 +108,15 @@ def main(argv: list[str] | None = None) -> int:
         for path, diff in run_case(case, rng).items():
             if diff > worst[path][0]:
                 worst[path] = (diff, case)
+    if args.base:  # the four orders x activations at the paper's base size, causal
+        for norm_first in (False, True):
+            for activation in ("relu", "gelu"):
+                case = {"n": 64, "n_heads": 8, "d_model": 512, "d_ff": 2048, "norm_first": norm_first, "activation": activation}
+                case["mask"] = "causal"
+                covered.add((norm_first, activation, "causal"))
+                for path, diff in run_case(case, rng).items():
+                    if diff > worst[path][0]:
+                        worst[path] = (diff, case)
     print(f"torch {torch.__version__}, {args.cases} random layers (float64, eval, batch_first=True, dropout=0), seed {args.seed}")
     print(f"combinations of norm order x activation x mask covered: {len(covered)} of 12")
     for path, (diff, case) in worst.items():
