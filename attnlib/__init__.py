@@ -22,6 +22,7 @@ from . import (
     retrieval,
     scaling,
     training,
+    transformer,
 )
 from .core import (
     TOKENS,
@@ -55,6 +56,7 @@ __all__ = [
     "cost",
     "experiments",
     "training",
+    "transformer",
     "retrieval",
     "exact",
     "scaling",

@@ -31,7 +31,7 @@ def test_chapters_one_to_fifteen_sit_in_numbered_parts_in_order():
 
 def test_no_hand_written_equation_or_figure_numbers_in_chapters_13_to_15():
     """References to equations and figures are links ({eq}, {numref}), never typed numbers."""
-    for name in ("13-closing", "14-attention-learns", "15-long-sequences", "cheatsheet"):
+    for name in ("13-closing", "14-attention-learns", "15-long-sequences", "16-transformer-block", "cheatsheet"):
         cells = json.loads((ROOT / "chapters" / f"{name}.ipynb").read_text())["cells"]
         text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
         text = re.sub(r"\$\$.*?\$\$", "", text, flags=re.S)  # display maths

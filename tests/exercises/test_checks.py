@@ -45,6 +45,11 @@ def _l1(s1):
     return np.exp(s1 - s1.max()).sum() if s1.max() > -np.inf else 0.0
 
 
+def good_layer_norm(X, gamma, beta, eps):
+    centred = X - X.mean(axis=-1, keepdims=True)
+    return gamma * centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps) + beta
+
+
 RIGHT = {
     "check_pairwise_dots": lambda X: X @ X.T,
     "check_bilinear_scores": lambda X, WQ, WK: (X @ WQ) @ (X @ WK).T,
@@ -58,6 +63,7 @@ RIGHT = {
     "check_sinusoidal_encoding": lambda n, d: attnlib.sinusoidal_encoding(n, d).tolist(),  # a list is accepted too
     "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
     "check_two_block_normaliser": good_two_block,
+    "check_layer_norm": good_layer_norm,  # issue 26
 }
 
 # (check, wrong implementation, a phrase its message must contain)
@@ -92,6 +98,18 @@ WRONG = [
     ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), _l1(a) + np.exp(b - max(a.max(), b.max())).sum()), "rescaling"),
     ("check_two_block_normaliser", lambda a, b: (b.max(), _l1(a) + np.exp(b - b.max()).sum()), "BOTH blocks"),
     ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), np.exp(np.concatenate([a, b])).sum()), "not of exp(s)"),
+    # issue 26: chapter 16's layer norm
+    (
+        "check_layer_norm",
+        lambda X, g, b, eps: g * (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, ddof=1, keepdims=True) + eps) + b,
+        "not d_model - 1",
+    ),
+    ("check_layer_norm", lambda X, g, b, eps: g * (X - X.mean(0)) / np.sqrt(X.var(0) + eps) + b, "each ROW"),
+    (
+        "check_layer_norm",
+        lambda X, g, b, eps: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
+        "left out the gain",
+    ),
 ]
 
 

@@ -144,6 +144,21 @@ def scores_no_transpose(Q, K):
     return Q @ K / np.sqrt(Q.shape[1])
 
 
+def layer_norm_eps_outside(X, gamma, beta, eps):
+    X = np.asarray(X, dtype=float)
+    return gamma * (X - X.mean(axis=-1, keepdims=True)) / (X.std(axis=-1, keepdims=True) + eps) + beta
+
+
+def layer_norm_no_eps(X, gamma, beta, eps):
+    X = np.asarray(X, dtype=float)
+    return gamma * (X - X.mean(axis=-1, keepdims=True)) / X.std(axis=-1, keepdims=True) + beta
+
+
+def layer_norm_by_variance(X, gamma, beta, eps):
+    X = np.asarray(X, dtype=float)
+    return gamma * (X - X.mean(axis=-1, keepdims=True)) / (X.var(axis=-1, keepdims=True) + eps) + beta
+
+
 def two_block_constant(s1, s2):
     return max(s1.max(), s2.max()), 1.0
 
@@ -197,6 +212,10 @@ MISTAKES = [
     ("14.2", "check_softmax_backward", backward_unknown, ["A small case", "expected", "yours"], ["rowsum", "dA - ", "A * ("]),
     ("14.2", "check_softmax_backward", backward_first_term, ["second term"], ["rowsum"]),
     ("15.2", "check_two_block_normaliser", two_block_constant, ["Return the pair"], ["exp(m1 - m) +", "l1 * exp"]),
+    # issue 26: chapter 16's layer norm
+    ("16.2", "check_layer_norm", layer_norm_eps_outside, ["inside the square root"], ["sqrt(var + eps) +"]),
+    ("16.2", "check_layer_norm", layer_norm_no_eps, ["eps is missing", "constant row"], ["RuntimeWarning"]),
+    ("16.2", "check_layer_norm", layer_norm_by_variance, ["standard deviation"], []),
 ]
 
 
@@ -290,7 +309,7 @@ def test_a_typed_answer_is_judged_per_entry_without_the_answer(exercise, typed, 
     assert result.passed == text.startswith("RIGHT")
     if result.passed:  # the web book shows this output: no number in it
         assert not re.search(r"\d\.\d|= ", text.split(":", 1)[1]), text
-    expected = checks._by_hand_expected(exercise, None)
+    expected = checks.by_hand._by_hand_expected(exercise, None)
     typed_numbers = {str(x) for v in typed.values() for x in np.ravel(np.array(v, dtype=object)).tolist()}
     for want in expected.values():
         for w in np.ravel(want):
@@ -301,7 +320,7 @@ def test_a_typed_answer_is_judged_per_entry_without_the_answer(exercise, typed, 
 def test_every_by_hand_exercise_of_the_book_is_checked():
     tool = _tool()
     for number in tool.BY_HAND:
-        names = checks._by_hand_expected(number, None)
+        names = checks.by_hand._by_hand_expected(number, None)
         assert checks.check_by_hand(number, names, verbose=False).passed
 
 

@@ -216,6 +216,26 @@ EXPECTED: dict[str, list[str]] = {
         "n = 131072, d_k = 128, 32 heads: 2.81e+14 operations, dense or blocked",
         "PASS two_block_normaliser: all 6 checks passed.",
     ],
+    # issue 26: the Transformer block
+    "16-transformer-block": [
+        "hidden     (6, 32)",
+        "attention weights: (2, 6, 6) (heads, queries, keys)",
+        "post-norm: largest relative error against finite differences (dX and seven parameters)",
+        "pre-norm: largest relative error against finite differences (dX and seven parameters)",
+        "at most 1e-6: True",
+        "post-norm, after every block: 5.6568 (sqrt(d_model) = 5.6569)",
+        "predicted std of the scaled scores after layer norm: 0.5",
+        "       100 |        0.4925 |           4937 | 0.078 / 1.000",
+        "every output of head 1 lies between the smallest and largest value, column by column: True",
+        "one token: attention output - affine formula: 0.0e+00",
+        "two-unit ReLU MLP: largest error 0.0e+00",
+        "one block, n = 512: 3,152,384 parameters, 3,758,096,384 operations",
+        "MLP                         2,099,712  66.6%    2,147,483,648  57.1%",
+        " 3072   formula 2 d_model + d_ff = 3072",
+        "self_attn.in_proj_weight    (1536, 512)  W_Q, W_K, W_V  (512, 512) each rows [0:d], [d:2d], [2d:3d], each transposed",
+        "linear1.weight              (2048, 512)  W_1            (512, 2048)  transposed",
+        "PyTorch: True = may NOT attend; attnlib's True = may attend (flip it)",
+    ],
 }
 
 #: The cheat sheet (chapters/cheatsheet.ipynb, not a numbered chapter): its computed summary.

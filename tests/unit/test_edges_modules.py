@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from support.paths import ARTIFACTS
 
-from attnlib import _validate, backward, blocked, explorers, measure, training
+from attnlib import _validate, backward, blocked, explorers, measure, training, transformer
 from attnlib.core import attention, multi_head_parts
 from attnlib.explorers import reference_views, snapshot
 
@@ -166,6 +166,42 @@ ODD = {
     "optional_size": lambda good: (SIZE_REFUSE[1:], [None] + SIZE_ALLOW),
     "dict": lambda good: ([None, 1, "x", [1]], [{}]),
     "optional_labels": lambda good: ([5, "ab", True, ["a"], {}], [None, [1, 2, 3], ["<b>", "", "c"]]),
+    # issue 26 (attnlib.transformer): a block's mask ("causal" or True = may attend), its parameter dicts
+    "tf_mask": lambda good: (
+        [1 + 0j, "diagonal", "Causal", 3, True, np.ma.array([[True]], mask=[[True]]), [[1.0, 2.0]], {}, np.zeros((3, 3), bool)],
+        [None, [[False]], np.ones((5, 5), bool), np.eye(3, dtype=bool), [[0.0, -np.inf, -np.inf], [0.0, 0.0, -np.inf], [0.0] * 3]],
+    ),
+    "tf_params": lambda good: (
+        [
+            None,
+            "x",
+            [1],
+            {},
+            {**good, "W_Q": "abc"},
+            {**good, "w_q": good["W_Q"]},
+            {k: v for k, v in good.items() if k != "b_O"},
+            {**good, "W_1": np.ones((2, 5))},
+            {**good, "gamma_1": np.ones(3)},
+            {k: np.full(np.shape(v), np.nan) for k, v in good.items()},
+            {k: np.asarray(v) + 1j for k, v in good.items()},
+        ],
+        [{k: np.asarray(v) * 1e300 for k, v in good.items()}, {k: np.asarray(v) * 1e-300 for k, v in good.items()}],
+    ),
+    "tf_layers": lambda good: ([None, [], {}, "x", [None], [{}], good[0]], [[{k: np.asarray(v) * 1e300 for k, v in good[0].items()}]]),
+    "tf_state": lambda good: (
+        [
+            None,
+            [],
+            "x",
+            {k: v for k, v in good.items() if k != "norm2.bias"},
+            {**good, "extra": np.ones(2)},
+            {**good, "self_attn.in_proj_weight": np.ones((5, 2))},
+            {**good, "linear2.weight": np.ones((3, 3))},
+            {**good, "norm1.weight": np.full(2, np.nan)},
+            {**good, "linear1.bias": "abc"},
+        ],
+        [{k: np.asarray(v) * 1e300 for k, v in good.items()}],
+    ),
 }
 
 #: Kinds whose equivalent values must give the same result as the good value.
@@ -195,6 +231,29 @@ STATE = {
     "mask_mode": "none",
     "mask_cells": np.ones((3, 3), bool).tolist(),
 }
+
+
+# --- issue 26: attnlib.transformer -----------------------------------------------------------
+TF_PARAMS = transformer.init_encoder_params(2, 3, seed=0)
+TF_X = X3
+TF_LN = {"X": X3, "gamma": [1.0, 2.0], "beta": [0.0, 0.5], "eps": 1e-5}
+TF_TORCH = {
+    "self_attn.in_proj_weight": np.arange(12.0).reshape(6, 2) / 10,
+    "self_attn.in_proj_bias": np.arange(6.0) / 10,
+    "self_attn.out_proj.weight": I2,
+    "self_attn.out_proj.bias": np.zeros(2),
+    "linear1.weight": np.ones((3, 2)),
+    "linear1.bias": np.zeros(3),
+    "linear2.weight": np.ones((2, 3)),
+    "linear2.bias": np.zeros(2),
+    "norm1.weight": np.ones(2),
+    "norm1.bias": np.zeros(2),
+    "norm2.weight": np.ones(2),
+    "norm2.bias": np.zeros(2),
+}
+TF_OPTIONS = {"mask": "tf_mask", "norm_first": "flag", "activation": "text", "eps": "real"}
+TF_GOOD_OPTIONS = {"mask": "causal", "norm_first": False, "activation": "gelu", "eps": 1e-5}
+# --- end of issue 26 -------------------------------------------------------------------------
 
 
 def _batches(rng):
@@ -448,6 +507,63 @@ SPECS = {
         for name in explorers.__all__
         if name.endswith("_explorer") and name != "attention_explorer"
     },
+    # --- issue 26: attnlib.transformer ---
+    "transformer.layer_norm": (
+        transformer.layer_norm,
+        TF_LN,
+        {"X": "matrix", "gamma": "matrix", "beta": "matrix", "eps": "real"},
+    ),
+    "transformer.layer_norm_backward": (
+        transformer.layer_norm_backward,
+        {"X": X3, "gamma": [1.0, 2.0], "d_output": np.ones((3, 2)) - X3, "eps": 1e-5},
+        {"X": "matrix", "gamma": "matrix", "d_output": "matrix", "eps": "real"},
+    ),
+    "transformer.gelu": (transformer.gelu, {"x": X3 - 0.5}, {"x": "matrix"}),
+    "transformer.mlp": (
+        transformer.mlp,
+        {"X": X3, "W_1": np.ones((2, 3)), "b_1": np.zeros(3), "W_2": np.ones((3, 2)), "b_2": np.zeros(2), "activation": "relu"},
+        {"X": "matrix", "W_1": "matrix", "b_1": "matrix", "W_2": "matrix", "b_2": "matrix", "activation": "text"},
+    ),
+    "transformer.init_encoder_params": (
+        transformer.init_encoder_params,
+        {"d_model": 2, "d_ff": 3, "seed": 3},
+        {"d_model": "size", "d_ff": "size", "seed": "seed"},
+    ),
+    "transformer.params_from_torch": (transformer.params_from_torch, {"state_dict": TF_TORCH}, {"state_dict": "tf_state"}),
+    "transformer.head_blocks": (
+        transformer.head_blocks,
+        {"params": TF_PARAMS, "n_heads": 2},
+        {"params": "tf_params", "n_heads": "size"},
+    ),
+    **{
+        f"transformer.{name}": (
+            getattr(transformer, name),
+            {"X": TF_X, "params": TF_PARAMS, "n_heads": 2, **TF_GOOD_OPTIONS},
+            {"X": "matrix", "params": "tf_params", "n_heads": "size", **TF_OPTIONS},
+        )
+        for name in ("encoder_layer", "encoder_layer_parts")
+    },
+    "transformer.encoder_layer_backward": (
+        transformer.encoder_layer_backward,
+        {"X": TF_X, "params": TF_PARAMS, "n_heads": 2, "d_output": np.ones((3, 2)) - X3, **TF_GOOD_OPTIONS},
+        {"X": "matrix", "params": "tf_params", "n_heads": "size", "d_output": "matrix", **TF_OPTIONS},
+    ),
+    "transformer.encoder_stack": (
+        transformer.encoder_stack,
+        {"X": TF_X, "layers": [TF_PARAMS, TF_PARAMS], "n_heads": 2, **TF_GOOD_OPTIONS},
+        {"X": "matrix", "layers": "tf_layers", "n_heads": "size", **TF_OPTIONS},
+    ),
+    "transformer.encoder_stack_backward": (
+        transformer.encoder_stack_backward,
+        {"X": TF_X, "layers": [TF_PARAMS, TF_PARAMS], "n_heads": 2, "d_output": np.ones((3, 2)) - X3, **TF_GOOD_OPTIONS},
+        {"X": "matrix", "layers": "tf_layers", "n_heads": "size", "d_output": "matrix", **TF_OPTIONS},
+    ),
+    "transformer.encoder_layer_cost": (
+        transformer.encoder_layer_cost,
+        {"n": 3, "d_model": 4, "n_heads": 2, "d_ff": 8},
+        {"n": "size", "d_model": "size", "n_heads": "size", "d_ff": "size"},
+    ),
+    # --- end of issue 26 ---
 }
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
@@ -463,6 +579,13 @@ RECORDS = {
     "TrainingRun",
     "Measurement",
     "CLOCKS",
+    # issue 26: attnlib.transformer's records and constant tables
+    "LayerNormGradients",
+    "EncoderLayerResult",
+    "PARAM_NAMES",
+    "ACTIVATIONS",
+    "TORCH_NAMES",
+    "DIFFERENCES_FROM_THE_PAPER",
 }
 #: The explorer classes: every trait of every kind is tried by tests/explorers/test_explorer_settings.py, and they are built
 #: here through their constructors (attention_explorer(...) and the others).
@@ -577,6 +700,7 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
         "blocked.online_softmax_step",
         "blocked.online_softmax_trace",
         "explorers.matrix_html",
+        "transformer.encoder_layer_parts",  # its heads' AttentionResult holds -inf at masked scores, as core's does
     )
     reference = judge(label, fn, dict(good), neg_inf_ok=neg_inf_ok)
     assert reference is not None, f"{label}: the good call was refused"
@@ -597,7 +721,7 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
 
 def test_every_public_callable_has_an_entry():
     missing, unlisted = [], []
-    for module in (backward, blocked, training, measure, explorers):
+    for module in (backward, blocked, training, measure, explorers, transformer):
         short = module.__name__.split(".")[-1]
         for name in module.__all__:
             obj = getattr(module, name)
