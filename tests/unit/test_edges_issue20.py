@@ -16,7 +16,7 @@ from support.errors import raises
 
 from attnlib import _validate, backward, blocked, experiments, explorers, measure, training
 from attnlib.core import attention
-from attnlib.explorers import snapshot
+from attnlib.explorers import kinds, snapshot
 
 I2 = np.eye(2)
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -148,7 +148,7 @@ def test_overflowed_values_are_not_printed_in_the_summary():
     ex.W_V = [[2, 0], [0, 2]]
     text = ex.summary_text()
     assert not re.search(r"\b(inf|nan)\b", text, flags=re.IGNORECASE), text
-    assert explorers.state.overflow_message("V") in text
+    assert kinds.attention.overflow_message("V") in text
 
 
 @pytest.mark.parametrize(
