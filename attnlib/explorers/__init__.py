@@ -5,7 +5,7 @@ numbers come from attnlib's math modules. Each kind lives in one module of
 :mod:`attnlib.explorers.kinds` (settings and their checks, views, static snapshot,
 class, constructors, golden cases) with one front-end module; what the kinds share is
 :mod:`~attnlib.explorers.base` (the class every kind extends),
-:mod:`~attnlib.explorers.settings` (the checks, built on :mod:`attnlib._validate`),
+:mod:`~attnlib.explorers.settings` (the checks, built on ``attnlib._validate``),
 :mod:`~attnlib.explorers.snapshot` (the static HTML) and
 :mod:`~attnlib.explorers.frontend` (the JavaScript). The front end runs the same in
 JupyterLab, Binder, JupyterLite and the static web book; a page without JavaScript

@@ -5,7 +5,7 @@ A kind is a subclass of :class:`Explorer` with two class arguments::
     class ScalingExplorer(Explorer, kind="scaling", module="scaling.js"):
         ...
 
-:meth:`Explorer.__init_subclass__` (anywidget's own ``__init_subclass__`` is the model:
+``Explorer.__init_subclass__`` (anywidget's own ``__init_subclass__`` is the model:
 it turns ``_esm``/``_css`` into file contents when the class is made) then sets the
 kind's ``_esm`` (its module composed with the shared ones,
 :func:`attnlib.explorers.frontend.compose`) and ``_css``, and records the kind in
@@ -20,7 +20,7 @@ kind's ``_esm`` (its module composed with the shared ones,
   (the golden test harness runs them in node).
 
 Every change of a synced trait after construction, from Python or the browser, goes
-through :meth:`Explorer._apply`: each value, ``None`` and a value equal to the current one
+through ``Explorer._apply``: each value, ``None`` and a value equal to the current one
 included, is checked, the result is recomputed, and only then are the values kept and
 observers told. A refusal raises ``InvalidSetting`` (a ``ValueError`` naming the setting)
 and leaves state, views, ``.result`` and snapshot as they were; only ``error`` reports it
@@ -155,7 +155,7 @@ class Explorer(anywidget.AnyWidget):
     def _update(self) -> str:
         """Recompute what the state shows from the kept values; return an error text (``""`` when all is shown).
 
-        A failure raises (:meth:`_apply` then refuses the change)."""
+        A failure raises (``_apply`` then refuses the change)."""
         raise NotImplementedError
 
     def _snapshot(self) -> tuple[str, str]:

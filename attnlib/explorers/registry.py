@@ -1,7 +1,7 @@
 """The registry of explorer kinds: every list of kinds in attnlib is read from here.
 
 A kind registers itself when its class is defined (``class X(Explorer, kind="x",
-module="x.js")``: :meth:`attnlib.explorers.base.Explorer.__init_subclass__` calls
+module="x.js")``: ``Explorer.__init_subclass__`` calls
 :func:`register`), and its constructors register with :func:`factory`. The
 package :mod:`attnlib.explorers` imports every module of
 :mod:`attnlib.explorers.kinds` (:func:`load_builtin_kinds`), so a new module

@@ -1,7 +1,7 @@
-"""The checks every explorer kind shares: each one calls :mod:`attnlib._validate` and names the setting.
+"""The checks every explorer kind shares: each one calls ``attnlib._validate`` and names the setting.
 
 There is one rule in attnlib for what an integer, a real number, a flag or a
-matrix is (:mod:`attnlib._validate`). The explorers do not define it again:
+matrix is (``attnlib._validate``). The explorers do not define it again:
 each check here calls the helper and turns its ``ValueError`` into a
 ``SettingError`` that names the setting, says what the explorer expects and
 shows what came. The kinds (:mod:`attnlib.explorers.kinds`) build their
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_flag, as_int, as_matrix, as_real
+from .._validate import as_flag, as_int, as_matrix, as_real, to_ndarray
 
 __all__ = [
     "MAX_D_MODEL",
@@ -34,6 +34,7 @@ __all__ = [
     "check_X",
     "check_choice",
     "check_flag",
+    "check_flag_matrix",
     "check_int_range",
     "check_real_range",
     "check_text",
@@ -76,7 +77,7 @@ def shown(value: Any, limit: int = 80) -> str:
 
 
 def _translated(setting: str, expected: str, check: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run a :mod:`attnlib._validate` helper; its refusal becomes a ``SettingError`` naming ``setting``."""
+    """Run a ``attnlib._validate`` helper; its refusal becomes a ``SettingError`` naming ``setting``."""
     try:
         return check(setting, *args, **kwargs)
     except ValueError:
@@ -91,7 +92,7 @@ def frozen(arr: Any) -> np.ndarray:
 
 
 def float_matrix(setting: str, value: Any, expected: str) -> np.ndarray:
-    """A finite real matrix by attnlib's one rule (:func:`attnlib._validate.as_matrix`): no strings,
+    """A finite real matrix by attnlib's one rule (``attnlib._validate.as_matrix``): no strings,
     booleans, complex numbers, ``numpy.ma`` arrays, ragged lists, NaN or inf."""
     try:
         return as_matrix(setting, value)
@@ -199,3 +200,28 @@ def check_flag(setting: str, value: Any) -> bool:
     True
     """
     return _translated(setting, "True or False", as_flag, value)
+
+
+def check_flag_matrix(setting: str, value: Any, shape: tuple[int, int], expected: str) -> np.ndarray:
+    """A matrix of ``shape`` whose every entry is a flag by attnlib's rule (``as_flag``: a Python or numpy bool).
+
+    Examples
+    --------
+    >>> check_flag_matrix("mask", [[True, False]], (1, 2), "a boolean (1, 2) matrix").tolist()
+    [[True, False]]
+    >>> check_flag_matrix("mask", [[1, 0]], (1, 2), "a boolean (1, 2) matrix")
+    Traceback (most recent call last):
+    ...
+    attnlib.explorers.settings.SettingError: mask must be a boolean (1, 2) matrix; got shape (1, 2), values [[1, 0]]
+    """
+    try:
+        arr = to_ndarray(setting, value)
+    except ValueError:
+        raise SettingError(setting, expected, shown(value)) from None
+    try:
+        flags = [as_flag(setting, v) for v in arr.ravel().tolist()]
+    except ValueError:
+        flags = None
+    if arr.shape != tuple(shape) or flags is None:
+        raise SettingError(setting, expected, f"shape {arr.shape}, values {shown(arr)}")
+    return frozen(np.array(flags, dtype=bool).reshape(shape))

@@ -5,7 +5,7 @@ widget front end show this snapshot; the live explorer replaces it where its
 module runs. Values have 4 decimals on ``cividis`` backgrounds, masked
 scores read ``−∞`` on grey, the weights carry row sums, and a query row that
 may attend to no key shows its message instead of numbers. Every token label
-is escaped. Colours and number formats come from :mod:`attnlib.plots`.
+is escaped. Colours come from :mod:`attnlib.plots`, number formats from :mod:`attnlib.formatting`.
 
 Examples
 --------
@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_array, as_flag
-from ..plots import MASKED_COLOUR, NEG_INF_TEXT, OKABE_ITO, colour_table, format_value
+from ..formatting import NEG_INF_TEXT, format_value
+from ..plots import MASKED_COLOUR, OKABE_ITO, colour_table
 
 __all__ = [
     "ACCENT_COLOUR",

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from support.errors import raises
 
-from attnlib import _validate, backward, blocked, experiments, explorers, measure, training
+from attnlib import _memory, backward, blocked, experiments, explorers, measure, training
 from attnlib.core import attention
 from attnlib.explorers import kinds, snapshot
 
@@ -328,7 +328,7 @@ def test_training_measurements_check_their_inputs():
 
 @pytest.fixture
 def small_memory(monkeypatch):
-    monkeypatch.setattr(_validate, "MAX_ARRAY_BYTES", 2**27)
+    monkeypatch.setattr(_memory, "MAX_ARRAY_BYTES", 2**27)
 
 
 @pytest.mark.usefixtures("small_memory")

@@ -42,7 +42,19 @@ from ...core import TOKENS, AttentionResult, attention, causal_mask, project, ru
 from ...plots import OKABE_ITO
 from ..base import Explorer, InvalidSetting, checked_trait, matrix_trait
 from ..registry import factory
-from ..settings import MAX_D_MODEL, MAX_TOKENS, SettingError, check_choice, check_tokens, check_X, float_matrix, frozen, same_shape, shown
+from ..settings import (
+    MAX_D_MODEL,
+    MAX_TOKENS,
+    SettingError,
+    check_choice,
+    check_flag_matrix,
+    check_tokens,
+    check_X,
+    float_matrix,
+    frozen,
+    same_shape,
+    shown,
+)
 from ..snapshot import esc, flex, matrix_text, table_html
 
 __all__ = [
@@ -148,18 +160,7 @@ def check_mask_cells(value: Any, n: int) -> np.ndarray:
     >>> check_mask_cells([[True, False], [True, True]], 2).tolist()
     [[True, False], [True, True]]
     """
-    expected = f"a boolean ({n}, {n}) matrix (True = may attend)"
-    if isinstance(value, (np.ma.MaskedArray, str, bytes)):
-        raise SettingError("mask", expected, shown(value))
-    arr = np.asarray(value) if isinstance(value, np.ndarray) else None
-    if arr is None:
-        try:
-            arr = np.array(value, dtype=object)
-        except (TypeError, ValueError):
-            raise SettingError("mask", expected, shown(value)) from None
-    if arr.shape != (n, n) or not all(isinstance(v, (bool, np.bool_)) for v in arr.ravel().tolist()):
-        raise SettingError("mask", expected, f"shape {arr.shape}, values {shown(arr)}")
-    return frozen(arr.astype(bool))
+    return check_flag_matrix("mask", value, (n, n), f"a boolean ({n}, {n}) matrix (True = may attend)")
 
 
 def effective_mask(mode: str, cells: np.ndarray, n: int) -> np.ndarray:
