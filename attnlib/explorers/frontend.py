@@ -2,7 +2,8 @@
 
 One ES module per kind of explorer (its path is in the registry,
 :func:`attnlib.explorers.registry.module_path`) imports the shared modules in
-``static/`` (:data:`SHARED`: the math ``compute.js`` and the DOM helpers ``ui.js``).
+``static/`` (:data:`SHARED`: the math ``compute.js``, the number formatting ``format.js``,
+the link codec ``link.js`` and the DOM helpers ``dom.js``).
 anywidget loads a widget's ``_esm`` from a string, where relative imports cannot
 be resolved, so :func:`compose` joins the shared files and the kind's module
 into one self-contained module. The web book serves the files as they are
@@ -38,7 +39,7 @@ __all__ = ["CSS", "HOST", "SHARED", "STATIC", "compose", "css_source", "module_f
 #: Folder of the shared front-end files (package data).
 STATIC = Path(__file__).resolve().parent / "static"
 #: The modules every kind may import, in the order they are composed (each only imports earlier ones).
-SHARED = ("compute.js", "ui.js")
+SHARED = ("compute.js", "format.js", "link.js", "dom.js")
 #: The web page host (not part of the anywidget modules).
 HOST = "host.js"
 CSS = "explorer.css"

@@ -77,7 +77,8 @@ def toy_scale_explorer() -> ToyScaleExplorer:
 """
 
 JS = """
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { checkChoice } from "./link.js";
 
 export function toyScale(values, factor) {
   return values.map((v) => v * factor);

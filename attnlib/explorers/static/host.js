@@ -6,7 +6,7 @@
 // print and for readers without JavaScript; it is hidden once the live explorer is drawn.
 // A setting shared with "copy link" comes back from the URL fragment (#e1=<base64url JSON>) and is checked
 // by the module's acceptLink before it is used; what does not pass is ignored with a message.
-import { decodeState } from "./ui.js";
+import { decodeState } from "./link.js";
 
 const KINDS = []; // written by attnlib.explorers.frontend.write_modules from the registry
 const LIVE_NOTE = "Live explorer: it computes in your browser as you move the controls (no kernel, nothing sent anywhere). "

@@ -2,7 +2,9 @@
 // run (computed by attnlib in Python, passed as data), showing that step's attention map of one
 // held-out sequence, the learned bilinear form W_Q W_K^T and the loss.
 import { trainingView } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkChoice } from "./link.js";
 
 function renderTraining({ model, el: host }) {
   const title = read(model, "title", "Training: attention learns to look one token back");
