@@ -112,10 +112,11 @@ def esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def fmt(value: float) -> str:
+def fmt(value: float, decimals: int = DECIMALS) -> str:
+    """One value as the explorers show it (:func:`attnlib.formatting.format_value`); NaN and +inf as ``nan``/``inf``."""
     if math.isnan(value) or math.isinf(value) and value > 0:
         return str(value)
-    return format_value(value, DECIMALS)
+    return format_value(value, decimals)
 
 
 def state_json(state: Mapping[str, Any]) -> str:
@@ -155,8 +156,9 @@ def table_html(
     row_sums: bool = False,
     row_messages: Mapping[int, str] | None = None,
     highlight_row: int | None = None,
+    decimals: int = DECIMALS,
 ) -> str:
-    """One matrix as an accessible HTML table (``th`` headers, caption, values on colour)."""
+    """One matrix as an accessible HTML table (``th`` headers, caption, values on colour, ``decimals`` places)."""
     M = np.asarray(M, dtype=float)
     row_messages = row_messages or {}
     n_rows, n_cols = M.shape
@@ -189,9 +191,9 @@ def table_html(
         for j in range(n_cols):
             k = idx[i][j]
             attrs = f' style="background:{hexes[k]};color:{fgs[k]}"' if k >= 0 else ' class="attnlib-masked"'
-            cells.append(f'<td data-i="{i}" data-j="{j}"{attrs}>{fmt(values[i][j])}</td>')
+            cells.append(f'<td data-i="{i}" data-j="{j}"{attrs}>{fmt(values[i][j], decimals)}</td>')
         if row_sums:
-            cells.append(f'<td class="attnlib-rowsum" data-i="{i}">{fmt(float(M[i].sum()))}</td>')
+            cells.append(f'<td class="attnlib-rowsum" data-i="{i}">{fmt(float(M[i].sum()), decimals)}</td>')
         row_class = ' class="attnlib-highlight"' if highlight_row == i else ""
         rows.append(f'<tr data-i="{i}"{row_class}>{label}{"".join(cells)}</tr>')
     return (
@@ -239,7 +241,7 @@ def matrix_html(
     return CSS + table_html(m, rows, cols, name=name, title=title, row_sums=row_sums)
 
 
-def matrix_text(M: Any, labels: Sequence[str], *, messages: Sequence[str | None] | None = None) -> str:
+def matrix_text(M: Any, labels: Sequence[str], *, messages: Sequence[str | None] | None = None, decimals: int = DECIMALS) -> str:
     """A matrix as indented lines ``label: v1  v2 ...``; a row with a message prints the message.
 
     Examples
@@ -253,7 +255,7 @@ def matrix_text(M: Any, labels: Sequence[str], *, messages: Sequence[str | None]
         if messages is not None and messages[i]:
             lines.append(f"  {label}: {messages[i]}")
         else:
-            lines.append(f"  {label}: " + "  ".join(fmt(float(v)) for v in M[i]))
+            lines.append(f"  {label}: " + "  ".join(fmt(float(v), decimals) for v in M[i]))
     return "\n".join(lines)
 
 

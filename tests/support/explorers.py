@@ -48,8 +48,8 @@ READ_EXPLORER_JS = """
 """
 
 
-def _texts(M) -> list[list[str]]:
-    return [[format_value(float(v)) for v in row] for row in np.atleast_2d(np.asarray(M, dtype=float))]
+def _texts(M, decimals: int = 4) -> list[list[str]]:
+    return [[format_value(float(v), decimals) for v in row] for row in np.atleast_2d(np.asarray(M, dtype=float))]
 
 
 def attention_setting(info: dict) -> dict:
@@ -95,7 +95,8 @@ def expected_tables(info: dict) -> dict:
         return {"pe": _texts(table), "similarity": _texts(kinds.positional.positional_similarity(table, t)[:, None])}
     if kind == "training":
         view = kinds.training.training_view(data, int(c["training step"]))
-        return {"weights": _texts(view["weights"]), "bilinear": _texts(view["bilinear"])}
+        places = kinds.training.TABLE_DECIMALS  # the training explorer's tables show fewer places
+        return {"weights": _texts(view["weights"], places), "bilinear": _texts(view["bilinear"], places)}
     if kind == "blocks":
         n, b = int(str(c["sequence length n"]).replace(",", "")), int(c["block size (keys per step)"])
         row = kinds.blocks.block_memory_table()[f"{n}/{b}/{c['number format']}"]

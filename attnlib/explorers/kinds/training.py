@@ -30,8 +30,19 @@ from ..registry import factory
 from ..settings import check_choice
 from ..snapshot import facts, flex, fmt, matrix_text, table_html
 
-__all__ = ["RECORD_STEPS", "TrainingExplorer", "check_step", "recorded_steps", "training_data", "training_explorer", "training_view"]
+__all__ = [
+    "RECORD_STEPS",
+    "TABLE_DECIMALS",
+    "TrainingExplorer",
+    "check_step",
+    "recorded_steps",
+    "training_data",
+    "training_explorer",
+    "training_view",
+]
 
+#: Places of the two tables (as the chapter's figures of the same maps): an 8 x 8 table then fits a phone's width.
+TABLE_DECIMALS = 2
 #: The steps recorded for the explorer (from the chapter's previous-token run).
 RECORD_STEPS = tuple(range(0, 301, 10))
 
@@ -149,7 +160,13 @@ def training_snapshot(view: Mapping[str, Any], last_step: int, tokens: Sequence[
         table_html(view["bilinear"], feats, feats, name="bilinear", title="W_Q W_K^T (rows: query features, columns: key features)"),
     )
     summary = "\n".join(
-        [text, "attention weights:", matrix_text(view["weights"], toks), "W_Q W_K^T:", matrix_text(view["bilinear"], feats)]
+        [
+            text,
+            "attention weights:",
+            matrix_text(view["weights"], toks, decimals=TABLE_DECIMALS),
+            "W_Q W_K^T:",
+            matrix_text(view["bilinear"], feats, decimals=TABLE_DECIMALS),
+        ]
     )
     return facts(text) + tables, summary
 
@@ -175,6 +192,7 @@ class TrainingExplorer(Explorer, kind="training", module="training.js"):
     bilinear = List().tag(sync=True)
     tokens = List(Unicode()).tag(sync=True)
     features = List(Unicode()).tag(sync=True)
+    decimals = Int(TABLE_DECIMALS).tag(sync=True)
     step = checked_trait(0)
 
     def __init__(self, seed: int = 0) -> None:

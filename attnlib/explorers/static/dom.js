@@ -48,9 +48,9 @@ export class MatrixView {
     this.sumCells = [];
   }
 
-  /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow} */
+  /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow, decimals} */
   update(M, opts) {
-    const style = this.style;
+    const style = opts.decimals === undefined ? this.style : { ...this.style, decimals: opts.decimals };
     const messages = opts.messages || {};
     const sums = opts.rowSums || null;
     const key = `${opts.rows.join("\u0000")}|${opts.cols.join("\u0000")}|${Object.keys(messages).join(",")}|${!!sums}`;
