@@ -8,7 +8,7 @@ This extension
   ``host.js`` and the stylesheet) into ``<html>/_explorers/`` when the build finishes. Not
   into ``_static/``: Jupyter Book 1 adds a ``<script>`` for every ``.js`` file there to
   every page;
-* adds ``<script type="module" src=".../_explorers/host.js">`` to the pages whose body
+* adds ``<script type="module" async src=".../_explorers/host.js">`` to the pages whose body
   contains an explorer, and to no other page. ``host.js`` mounts each explorer live in the
   page (no kernel, nothing from another host) and hides the snapshot, which stays for
   print and for readers without JavaScript. The page's ``<head>`` also links the stylesheet
@@ -54,7 +54,9 @@ def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doct
     body = context.get("body", "")
     if page_has_explorer(body):
         # this page only, and relative to the site's root (app.add_js_file would put it under _static/)
-        context.setdefault("script_files", []).append(_JavaScript(HOST, type="module"))
+        # async: the host runs as soon as it and its modules are loaded, before the theme's deferred scripts
+        # and MathJax, and mounts each explorer as the parser reaches it (static/host.js)
+        context.setdefault("script_files", []).append(_JavaScript(HOST, type="module", **{"async": "async"}))
         context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"])
 
 

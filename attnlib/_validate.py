@@ -35,20 +35,20 @@ import numpy as np
 
 __all__ = [
     "as_array",
-    "as_matrix",
+    "as_bool_matrix",
+    "as_flag",
     "as_int",
+    "as_int_sequence",
+    "as_matrix",
     "as_positive_int",
-    "as_seed",
-    "as_rng",
     "as_positive_real",
     "as_real",
-    "real_scalar",
-    "as_flag",
-    "as_int_sequence",
-    "as_bool_matrix",
-    "to_ndarray",
+    "as_rng",
+    "as_seed",
     "finite_result",
     "quiet",
+    "real_scalar",
+    "to_ndarray",
 ]
 
 

@@ -28,12 +28,12 @@ from ._memory import check_size
 from ._validate import as_flag, as_positive_int
 
 __all__ = [
-    "rnn_route",
-    "rnn_path_length",
-    "attention_path_length",
-    "path_length_matrix",
     "LayerCost",
+    "attention_path_length",
     "layer_comparison",
+    "path_length_matrix",
+    "rnn_path_length",
+    "rnn_route",
 ]
 
 

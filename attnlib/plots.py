@@ -29,15 +29,19 @@ __all__ = [
     "MASKED_TEXT",
     "NEG_INF_TEXT",
     "OKABE_ITO",
+    "attention_data_flow",
     "colour_table",
     "format_row",
     "format_value",
     "heatmap",
     "is_displayable",
     "is_masked",
+    "key_block_steps",
     "loss_curves",
-    "token_vectors",
+    "multi_head_data_flow",
+    "path_length_heatmap",
     "readable_text_colour",
+    "token_vectors",
 ]
 
 #: Sequential, colour-blind-safe colormap used for every heatmap.
@@ -464,12 +468,8 @@ def multi_head_data_flow(
     return _flow_diagram(nodes, edges, (18, 4.2), wide=("heads", "concat"))
 
 
-__all__ += ["path_length_heatmap", "attention_data_flow", "multi_head_data_flow"]
-
 
 # --- chapter 15: which blocks of the score matrix exist ---------------------------------------
-
-__all__ += ["key_block_steps"]
 
 
 def key_block_steps(n: int, block_size: int, *, causal: bool = False, steps: Sequence[int] | None = None, title: str = "") -> Figure:

@@ -27,16 +27,16 @@ from .core import scaled_scores, softmax
 
 __all__ = [
     "DerivationStep",
-    "dot_product_variance_steps",
-    "dot_product_samples",
-    "VarianceTable",
-    "dot_product_variance_table",
-    "softmax_jacobian",
     "SaturationSweep",
-    "saturation_sweep",
-    "row_entropy",
     "SharpnessTable",
+    "VarianceTable",
+    "dot_product_samples",
+    "dot_product_variance_steps",
+    "dot_product_variance_table",
+    "row_entropy",
+    "saturation_sweep",
     "sharpness_vs_dk",
+    "softmax_jacobian",
 ]
 
 

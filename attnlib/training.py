@@ -45,20 +45,20 @@ from .core import AttentionResult, MultiHeadResult, multi_head_parts, scale_divi
 from .positional import sinusoidal_encoding
 
 __all__ = [
-    "Task",
-    "previous_token_task",
-    "two_relation_task",
-    "mse_loss",
-    "AttentionModel",
-    "init_params",
-    "GradientDescent",
     "Adam",
+    "AttentionModel",
+    "GradientDescent",
     "Snapshot",
+    "Task",
     "TrainingRun",
-    "train",
-    "relation_mass",
     "head_roles",
+    "init_params",
+    "mse_loss",
+    "previous_token_task",
+    "relation_mass",
     "saturation",
+    "train",
+    "two_relation_task",
 ]
 
 Params = dict[str, np.ndarray]

@@ -82,7 +82,8 @@ def _static_checks(page: str, name: str) -> None:
     """An explorer cell's output on a built page: the state for the live explorer, the static snapshot, the host."""
     assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
     assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
-    assert '<script type="module" src="../_explorers/host.js"></script>' in page, f"{name}: the live explorers' host is not loaded"
+    host = re.search(r'<script (?=[^>]*type="module")(?=[^>]*\basync\b)[^>]*src="\.\./_explorers/host\.js"', page)
+    assert host, f"{name}: the live explorers' host is not loaded (as an async module)"
     # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
     assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
     assert "embed-amd" not in page and "require.min.js" not in page, f"{name}: the page loads widget JavaScript"

@@ -461,6 +461,7 @@ SPECS = [
     ("core.multi_head_parts", core.multi_head_parts, b_mha, 75, ("scaled",)),
     ("core.project", core.project, b_project, 100, ()),
     ("core.attention_parameter_count", core.attention_parameter_count, b_parameter_count, 75, ()),
+    ("core.head_width", core.head_width, b_ints("d_model", "n_heads", high=10**30), 75, ()),
     ("core.additive_scores", core.additive_scores, b_additive, 125, ()),
     ("compatibility.random_additive_parameters", compatibility.random_additive_parameters, b_random_additive, 75, ()),
     ("compatibility.tanh_evaluation_count", compatibility.tanh_evaluation_count, b_ints("n_q", "n_k", "d_a", high=10**40), 75, ()),

@@ -104,18 +104,41 @@ async function mount(div, index, mounted) {
   mounted.push({ kind, model, el: live, div, cleanup });
 }
 
+/**
+ * Mount every explorer of the page, each as soon as it is there: the host is an async module, so it may
+ * run while the page is still being parsed (it waits for no other script, not the theme's, not MathJax's).
+ * An explorer is taken once its snapshot has been parsed (its state, which comes first, is then complete);
+ * a MutationObserver takes the later ones as the parser adds them, and DOMContentLoaded the rest. They are
+ * mounted one after another in page order, so their link ids (e1, e2, ...) follow the page.
+ */
 async function start() {
   loadStyles();
   const mounted = [];
   window.attnlibExplorers = mounted;
-  const divs = [...document.querySelectorAll("div.attnlib-explorer")];
-  for (const [i, div] of divs.entries()) {
-    await mount(div, i, mounted);
-    if (mounted.length === 1 && i === 0) performance.mark("attnlib-first-live");
+  const taken = new Set();
+  let chain = Promise.resolve();
+  const take = (all) => {
+    for (const div of document.querySelectorAll("div.attnlib-explorer")) {
+      if (taken.has(div)) continue;
+      if (!all && !div.querySelector(":scope > .attnlib-snapshot")) break;  // still being parsed: it and the rest later
+      taken.add(div);
+      const index = taken.size - 1;
+      chain = chain.then(() => mount(div, index, mounted)).then(() => {
+        if (mounted.length === 1 && !performance.getEntriesByName("attnlib-first-live").length) performance.mark("attnlib-first-live");
+      });
+    }
+  };
+  take(false);
+  if (document.readyState === "loading") {
+    const observer = new MutationObserver(() => take(false));
+    observer.observe(document.documentElement, { childList: true, subtree: true });
+    await new Promise((done) => document.addEventListener("DOMContentLoaded", done, { once: true }));
+    observer.disconnect();
   }
+  take(true);
+  await chain;
   performance.mark("attnlib-live");
   document.dispatchEvent(new CustomEvent("attnlib:live", { detail: { count: mounted.length } }));
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-else start();
+start();
