@@ -127,8 +127,7 @@ def _check_qk(Q: Any, K: Any) -> tuple[np.ndarray, np.ndarray]:
     k = as_matrix("K", K)
     if q.shape[1] != k.shape[1]:
         raise ValueError(
-            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); "
-            "queries and keys must have the same width"
+            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); queries and keys must have the same width"
         )
     return q, k
 
@@ -249,9 +248,7 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     return _attend(q, k, v, mask, scale, ("Q and K", "V"))
 
 
-def _attend(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]
-) -> AttentionResult:
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]) -> AttentionResult:
     """Attention of checked float arrays; ``inputs`` names the caller's arguments behind the scores and the values."""
     if v.shape[0] != k.shape[0]:
         raise ValueError(
