@@ -82,8 +82,10 @@ def _static_checks(page: str, name: str) -> None:
     """An explorer cell's output on a built page: the state for the live explorer, the static snapshot, the host."""
     assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
     assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
-    host = re.search(r'<script (?=[^>]*type="module")(?=[^>]*\basync\b)[^>]*src="\.\./_explorers/host\.js"', page)
-    assert host, f"{name}: the live explorers' host is not loaded (as an async module)"
+    # the entry module: it imports the host and the page's kind and starts it (_ext/live_explorers.py)
+    entry = re.search(r'<script type="module">(.*?)</script>', page, re.S)
+    assert entry, f"{name}: the live explorers' entry module is missing"
+    assert 'import { start } from "../_explorers/host.js";' in entry.group(1) and "start({" in entry.group(1), entry.group(1)
     # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
     assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
     assert "embed-amd" not in page and "require.min.js" not in page, f"{name}: the page loads widget JavaScript"

@@ -62,12 +62,13 @@ function linkedSetting(id) {
   return params.has(id) ? params.get(id) : null;
 }
 
-async function mount(div, index, mounted) {
+async function mount(div, index, mounted, modules) {
   const kind = div.dataset.attnlibKind;
   const script = div.querySelector("script.attnlib-state");
   if (!KINDS.includes(kind) || !script) return;
   const model = new PageModel(JSON.parse(script.textContent));
-  const module = await import(new URL(`./${kind}.js`, import.meta.url).href);
+  // a module the page's entry script handed over is used at once (no await: the mount stays in this turn)
+  const module = modules[kind] || await import(new URL(`./${kind}.js`, import.meta.url).href);
   const id = `e${index + 1}`;
   const notes = [];
   const encoded = linkedSetting(id);
@@ -105,13 +106,22 @@ async function mount(div, index, mounted) {
 }
 
 /**
- * Mount every explorer of the page, each as soon as it is there: the host is an async module, so it may
- * run while the page is still being parsed (it waits for no other script, not the theme's, not MathJax's).
- * An explorer is taken once its snapshot has been parsed (its state, which comes first, is then complete);
- * a MutationObserver takes the later ones as the parser adds them, and DOMContentLoaded the rest. They are
- * mounted one after another in page order, so their link ids (e1, e2, ...) follow the page.
+ * Mount every explorer of the page, each as soon as it is there. The web book's pages load an entry module
+ * (the page's first script) that imports this host and the page's kinds and calls start(modules): with the
+ * modules in hand it mounts without waiting for another task, before the theme's scripts and MathJax run.
+ * If it runs while the page is still being parsed, an explorer is taken once its snapshot has been parsed (its state, which
+ * comes first, is then complete); a MutationObserver takes the later ones as the parser adds them, and
+ * DOMContentLoaded the rest. They are mounted one after another in page order, so their link ids (e1,
+ * e2, ...) follow the page. A page that loads host.js itself gets start() with dynamic imports.
  */
-async function start() {
+let started = null;
+export function start(modules = {}) {
+  if (!started) started = run(modules);
+  return started;
+}
+
+async function run(modules) {
+  performance.mark("attnlib-host-start");
   loadStyles();
   const mounted = [];
   window.attnlibExplorers = mounted;
@@ -123,7 +133,7 @@ async function start() {
       if (!all && !div.querySelector(":scope > .attnlib-snapshot")) break;  // still being parsed: it and the rest later
       taken.add(div);
       const index = taken.size - 1;
-      chain = chain.then(() => mount(div, index, mounted)).then(() => {
+      chain = chain.then(() => mount(div, index, mounted, modules)).then(() => {
         if (mounted.length === 1 && !performance.getEntriesByName("attnlib-first-live").length) performance.mark("attnlib-first-live");
       });
     }
@@ -141,4 +151,5 @@ async function start() {
   document.dispatchEvent(new CustomEvent("attnlib:live", { detail: { count: mounted.length } }));
 }
 
-start();
+// an entry module that imports this one calls start(modules) in the same evaluation, before this microtask
+queueMicrotask(() => start());
