@@ -388,6 +388,24 @@ def _flow_diagram(
     return fig
 
 
+def _projections(
+    n: int | str, d_model: int | str, width_qk: int | str, width_v: int | str
+) -> tuple[dict[str, tuple[float, float, str, str]], list[tuple[str, str, str]]]:
+    """The boxes and arrows both data-flow figures start with: ``X`` and its projections ``Q``, ``K``, ``V``."""
+    nodes = {
+        "X": (0.0, 1.0, f"input $X$\n{_shape(n, d_model)}", "input"),
+        "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
+        "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
+        "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
+    }
+    edges = [
+        ("X", "Q", f"$\\cdot W_Q$: {_shape(d_model, width_qk)}"),
+        ("X", "K", f"$\\cdot W_K$: {_shape(d_model, width_qk)}"),
+        ("X", "V", f"$\\cdot W_V$: {_shape(d_model, width_v)}"),
+    ]
+    return nodes, edges
+
+
 def attention_data_flow(
     n: int | str = "n", d_model: int | str = "d_model", d_k: int | str = "d_k", d_v: int | str = "d_v", *, masked: bool = True
 ) -> Figure:
@@ -407,19 +425,13 @@ def attention_data_flow(
     >>> plt.close(fig)
     """
     mask = " + M" if masked else ""
-    nodes = {
-        "X": (0.0, 1.0, f"input $X$\n{_shape(n, d_model)}", "input"),
-        "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, d_k)}", "proj"),
-        "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, d_k)}", "proj"),
-        "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, d_v)}", "proj"),
+    nodes, edges = _projections(n, d_model, d_k, d_v)
+    nodes |= {
         "S": (6.0, 1.5, f"$S = QK^\\top/\\sqrt{{d_k}}{mask}$\n{_shape(n, n)}", "score"),
         "A": (9.0, 1.5, f"$A = \\mathrm{{softmax}}(S)$ by rows\n{_shape(n, n)}", "score"),
         "O": (12.0, 0.75, f"output $O = AV$\n{_shape(n, d_v)}", "out"),
     }
-    edges = [
-        ("X", "Q", f"$\\cdot W_Q$: {_shape(d_model, d_k)}"),
-        ("X", "K", f"$\\cdot W_K$: {_shape(d_model, d_k)}"),
-        ("X", "V", f"$\\cdot W_V$: {_shape(d_model, d_v)}"),
+    edges += [
         ("Q", "S", f"$Q$: {_shape(n, d_k)}"),
         ("K", "S", f"$K^\\top$: {_shape(d_k, n)}"),
         ("S", "A", f"$S$: {_shape(n, n)}"),
@@ -444,20 +456,14 @@ def multi_head_data_flow(
     >>> plt.close(fig)
     """
     width_qk, width_v = _product(h, d_k), _product(h, d_v)
-    nodes = {
-        "X": (0.0, 1.0, f"input $X$\n{_shape(n, d_model)}", "input"),
-        "Q": (3.0, 2.0, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
-        "K": (3.0, 1.0, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
-        "V": (3.0, 0.0, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
+    nodes, edges = _projections(n, d_model, width_qk, width_v)
+    nodes |= {
         "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$H$'} heads", "proj"),
         "heads": (10.6, 1.0, f"head$_u$ = Attention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(h, n, d_v)}", "score"),
         "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
         "out": (19.0, 1.0, f"output\n{_shape(n, d_model)}", "out"),
     }
-    edges = [
-        ("X", "Q", f"$\\cdot W_Q$: {_shape(d_model, width_qk)}"),
-        ("X", "K", f"$\\cdot W_K$: {_shape(d_model, width_qk)}"),
-        ("X", "V", f"$\\cdot W_V$: {_shape(d_model, width_v)}"),
+    edges += [
         ("Q", "split", f"{_shape(n, width_qk)}"),
         ("K", "split", f"{_shape(n, width_qk)}"),
         ("V", "split", f"{_shape(n, width_v)}"),
