@@ -31,18 +31,18 @@ from .core import AttentionResult, MultiHeadResult, attention, cross_attention, 
 
 __all__ = [
     "AttentionGradients",
-    "ProjectionGradients",
     "MultiHeadGradients",
-    "softmax_backward",
+    "ProjectionGradients",
     "attention_backward",
     "attention_backward_from",
-    "projection_gradients",
-    "multi_head_backward_from",
-    "cross_attention_backward",
-    "self_attention_backward",
-    "multi_head_attention_backward",
     "central_difference",
+    "cross_attention_backward",
+    "multi_head_attention_backward",
+    "multi_head_backward_from",
+    "projection_gradients",
     "relative_error",
+    "self_attention_backward",
+    "softmax_backward",
 ]
 
 

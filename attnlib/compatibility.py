@@ -26,20 +26,21 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
+from ._memory import check_size
+from ._validate import as_matrix, as_positive_int, as_seed, finite_result, quiet
 
 __all__ = [
-    "PairwiseCost",
+    "BilinearParameterCounts",
     "BilinearProof",
-    "random_additive_parameters",
-    "tanh_evaluation_count",
+    "PairwiseCost",
+    "bilinear_matrix",
+    "bilinear_parameter_counts",
+    "bilinear_scores",
     "matmul_multiply_count",
     "pairwise_score_cost",
-    "bilinear_matrix",
-    "bilinear_scores",
-    "BilinearParameterCounts",
-    "bilinear_parameter_counts",
+    "random_additive_parameters",
     "symbolic_bilinear_regrouping",
+    "tanh_evaluation_count",
     "value_contributions",
 ]
 

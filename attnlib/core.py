@@ -18,26 +18,28 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, check_size, finite_result, quiet, to_ndarray
+from ._memory import check_size
+from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, finite_result, quiet, to_ndarray
 
 __all__ = [
     "TOKENS",
     "AttentionResult",
-    "running_example",
-    "softmax",
-    "scale_divisor",
-    "scaled_scores",
-    "causal_mask",
-    "additive_mask",
-    "attention",
-    "self_attention",
-    "cross_attention",
-    "multi_head_attention",
     "MultiHeadResult",
+    "additive_mask",
+    "additive_scores",
+    "attention",
+    "attention_parameter_count",
+    "causal_mask",
+    "cross_attention",
+    "head_width",
+    "multi_head_attention",
     "multi_head_parts",
     "project",
-    "attention_parameter_count",
-    "additive_scores",
+    "running_example",
+    "scale_divisor",
+    "scaled_scores",
+    "self_attention",
+    "softmax",
 ]
 
 #: Labels of the three tokens of the running example.
@@ -125,8 +127,7 @@ def _check_qk(Q: Any, K: Any) -> tuple[np.ndarray, np.ndarray]:
     k = as_matrix("K", K)
     if q.shape[1] != k.shape[1]:
         raise ValueError(
-            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); "
-            "queries and keys must have the same width"
+            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); queries and keys must have the same width"
         )
     return q, k
 
@@ -247,9 +248,7 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     return _attend(q, k, v, mask, scale, ("Q and K", "V"))
 
 
-def _attend(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]
-) -> AttentionResult:
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]) -> AttentionResult:
     """Attention of checked float arrays; ``inputs`` names the caller's arguments behind the scores and the values."""
     if v.shape[0] != k.shape[0]:
         raise ValueError(
@@ -257,14 +256,26 @@ def _attend(
         )
     divisor = scale_divisor(q.shape[1], scale)
     scores, scaled = _scores(q, k, divisor, inputs[0])
+    scaled, allowed, weights, output = _weigh(scaled, v, mask, "the output weights @ V", inputs[1])
+    return AttentionResult(scores, scaled, weights, output, divisor, allowed, q, k, v)
+
+
+def _weigh(
+    scores: np.ndarray, values: np.ndarray, mask: Any, what: str, inputs: str
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The step every attention shares, written once: masked scores to ``-inf``, a softmax per row, ``weights @ values``.
+
+    Returns the masked scores, the boolean mask (``None`` without one), the weights and the output;
+    ``what`` and ``inputs`` name the output and the caller's arguments it comes from, for an overflow.
+    """
     allowed = None
     if mask is not None:
         allowed = as_bool_matrix("mask", mask, scores.shape)
-        scaled = np.where(allowed, scaled, -np.inf)
-    weights = softmax(scaled, axis=-1)
+        scores = np.where(allowed, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
     with quiet():
-        output = finite_result(weights @ v, "the output weights @ V", inputs[1])
-    return AttentionResult(scores, scaled, weights, output, divisor, allowed, q, k, v)
+        output = finite_result(weights @ values, what, inputs)
+    return scores, allowed, weights, output
 
 
 def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
@@ -360,6 +371,28 @@ class MultiHeadResult:
     W_O: np.ndarray
 
 
+def head_width(d_model: int, n_heads: int) -> int:
+    """Width ``d_head = d_model / n_heads`` of one head; ``n_heads`` must divide ``d_model``.
+
+    The one place of that rule (:func:`multi_head_parts`, :func:`attention_parameter_count` and
+    :func:`attnlib.heads.head_dim` call it).
+
+    Examples
+    --------
+    >>> head_width(512, 8)
+    64
+    >>> head_width(6, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_heads=4 does not divide d_model=6; every head needs d_model/n_heads columns
+    """
+    d_model = as_positive_int("d_model", d_model)
+    n_heads = as_positive_int("n_heads", n_heads)
+    if d_model % n_heads:
+        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
+    return d_model // n_heads
+
+
 def multi_head_parts(
     X_query: Any,
     X_memory: Any,
@@ -388,8 +421,7 @@ def multi_head_parts(
             f"X_query has d_model={d_model} but X_memory has d_model={xm.shape[1]} (X_query is {xq.shape}, X_memory is {xm.shape}); "
             "queries and memory must have the same width"
         )
-    if d_model % n_heads:
-        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
+    d_head = head_width(d_model, n_heads)
     mats = {}
     for name, w in (("W_Q", W_Q), ("W_K", W_K), ("W_V", W_V), ("W_O", W_O)):
         mats[name] = as_matrix(name, w)
@@ -398,7 +430,6 @@ def multi_head_parts(
     q = project(xq, mats["W_Q"], "X_query", "W_Q")
     k = project(xm, mats["W_K"], "X_memory", "W_K")
     v = project(xm, mats["W_V"], "X_memory", "W_V")
-    d_head = d_model // n_heads
     heads = []
     for r in range(n_heads):
         cols = slice(r * d_head, (r + 1) * d_head)
@@ -458,9 +489,7 @@ def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) ->
     1050624
     """
     d_model = as_positive_int("d_model", d_model)
-    n_heads = as_positive_int("n_heads", n_heads)
-    if d_model % n_heads:
-        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}")
+    head_width(d_model, n_heads)  # n_heads must divide d_model, though the count does not depend on it
     return 4 * d_model * d_model + (4 * d_model if as_flag("bias", bias) else 0)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,25 +39,25 @@ from .training import (
 )
 
 __all__ = [
+    "FEATURE_GROUPS",
     "PREVIOUS_TOKEN",
     "TWO_RELATIONS",
-    "previous_token_probe",
-    "learn_previous_token",
-    "scaling_runs",
-    "ScalingEquivalence",
-    "scaling_equivalence",
-    "learning_rate_sweep",
-    "best_learning_rate",
-    "two_relation_probe",
-    "head_count_runs",
     "HeadOutcome",
-    "head_outcome",
-    "specialisation_table",
-    "split_margin",
-    "split_counts",
-    "pair_rotation_fit",
-    "FEATURE_GROUPS",
+    "ScalingEquivalence",
+    "best_learning_rate",
     "feature_shares",
+    "head_count_runs",
+    "head_outcome",
+    "learn_previous_token",
+    "learning_rate_sweep",
+    "pair_rotation_fit",
+    "previous_token_probe",
+    "scaling_equivalence",
+    "scaling_runs",
+    "specialisation_table",
+    "split_counts",
+    "split_margin",
+    "two_relation_probe",
 ]
 
 #: Sizes of the previous-token task (tokens per sequence, symbols, position columns, sequences per batch).
@@ -100,6 +101,30 @@ def _positive(name: str, value: float) -> float:
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number; got {value}")
     return value
+
+
+def _seeded_runs(
+    seeds: Sequence[int],
+    model: AttentionModel,
+    shapes: dict[str, tuple[int, int]],
+    std: float,
+    optimizer: Any,
+    batches: Any,
+    n_steps: int,
+    probe: Task,
+    record_steps: Sequence[int] = (),
+    start_factors: dict[str, float] | None = None,
+    stop_above: float | None = None,
+) -> list[TrainingRun]:
+    """One training run per seed, the sweep every experiment here makes: seeded start ``N(0, std^2)`` (each matrix
+    of ``start_factors`` multiplied by its factor), a fresh ``optimizer()``, batches and training seeded alike."""
+    runs = []
+    for seed in seeds:
+        params = init_params(shapes, std, seed=seed)
+        for name, factor in (start_factors or {}).items():
+            params[name] = factor * params[name]
+        runs.append(train(model, params, optimizer(), batches, n_steps, probe, record_steps, seed=seed, stop_above=stop_above))
+    return runs
 
 
 def scaling_runs(
@@ -151,16 +176,11 @@ def scaling_runs(
     std = 1.0 / float(np.sqrt(np.mean(np.sum(probe.X**2, axis=1))))
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, PREVIOUS_TOKEN["n_symbols"])}
     factors = {"W_Q": qk_lr_factor, "W_K": qk_lr_factor} if qk_lr_factor != 1.0 else {}
-    runs = []
-    for seed in seeds:
-        params = init_params(shapes, std, seed=seed)
-        for name in ("W_Q", "W_K"):
-            params[name] = qk_init_factor * params[name]
-        optimizer = GradientDescent(lr=lr, lr_factors=factors)
-        runs.append(
-            train(AttentionModel(scale=scale), params, optimizer, _previous_batches, n_steps, probe, (), seed=seed, stop_above=stop_above)
-        )
-    return runs
+    start = {"W_Q": qk_init_factor, "W_K": qk_init_factor}
+    return _seeded_runs(
+        seeds, AttentionModel(scale=scale), shapes, std, lambda: GradientDescent(lr=lr, lr_factors=factors), _previous_batches,
+        n_steps, probe, start_factors=start, stop_above=stop_above,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -263,10 +283,7 @@ def head_count_runs(
     d_model = probe.X.shape[1]
     shapes = {name: (d_model, d_model) for name in ("W_Q", "W_K", "W_V", "W_O")}
     model = AttentionModel(n_heads=as_positive_int("n_heads", n_heads))
-    return [
-        train(model, init_params(shapes, std, seed=s), Adam(lr=lr), _two_relation_batches, n_steps, probe, record_steps, seed=s)
-        for s in seeds
-    ]
+    return _seeded_runs(seeds, model, shapes, std, lambda: Adam(lr=lr), _two_relation_batches, n_steps, probe, record_steps)
 
 
 @dataclass(frozen=True)

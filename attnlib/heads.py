@@ -17,8 +17,9 @@ import numpy as np
 import sympy as sp
 
 from ._validate import as_array, as_flag, as_int, as_matrix, as_positive_int
+from .core import head_width
 
-__all__ = ["head_dim", "split_heads", "concat_heads", "ParameterCount", "symbolic_parameter_count"]
+__all__ = ["ParameterCount", "concat_heads", "head_dim", "split_heads", "symbolic_parameter_count"]
 
 
 def head_dim(d_model: int, n_heads: int) -> int:
@@ -31,11 +32,7 @@ def head_dim(d_model: int, n_heads: int) -> int:
     >>> head_dim(2, 2)
     1
     """
-    d_model = as_positive_int("d_model", d_model)
-    n_heads = as_positive_int("n_heads", n_heads)
-    if d_model % n_heads:
-        raise ValueError(f"n_heads={n_heads} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
-    return d_model // n_heads
+    return head_width(d_model, n_heads)
 
 
 def split_heads(M: Any, n_heads: int) -> np.ndarray:

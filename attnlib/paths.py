@@ -24,15 +24,16 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import as_flag, as_positive_int, check_size
+from ._memory import check_size
+from ._validate import as_flag, as_positive_int
 
 __all__ = [
-    "rnn_route",
-    "rnn_path_length",
-    "attention_path_length",
-    "path_length_matrix",
     "LayerCost",
+    "attention_path_length",
     "layer_comparison",
+    "path_length_matrix",
+    "rnn_path_length",
+    "rnn_route",
 ]
 
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_matrix, finite_result, quiet
-from .core import _scores, additive_scores, project, scale_divisor, softmax
+from ._validate import as_array, as_matrix
+from .core import _scores, _weigh, additive_scores, project, scale_divisor
 
-__all__ = ["Retrieval", "retrieve", "bahdanau_retrieval", "transformer_retrieval"]
+__all__ = ["Retrieval", "bahdanau_retrieval", "retrieve", "transformer_retrieval"]
 
 
 @dataclass(frozen=True)
@@ -76,13 +76,7 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
             f"scores has {s.shape[1]} columns (keys) but values has {v.shape[0]} rows "
             f"(scores is {s.shape}, values is {v.shape}); every key needs one value"
         )
-    logits = s
-    if mask is not None:
-        allowed = as_bool_matrix("mask", mask, s.shape)
-        logits = np.where(allowed, s, -np.inf)
-    weights = softmax(logits, axis=-1)
-    with quiet():
-        output = finite_result(weights @ v, "the output weights @ values", "values")
+    _, _, weights, output = _weigh(s, v, mask, "the output weights @ values", "values")  # the step core's attention takes
     return Retrieval(scores=s, weights=weights, values=v, output=output)
 
 

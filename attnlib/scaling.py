@@ -21,21 +21,22 @@ import numpy as np
 import sympy as sp
 from sympy import stats
 
-from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
+from ._memory import check_size
+from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, finite_result, quiet
 from .core import scaled_scores, softmax
 
 __all__ = [
     "DerivationStep",
-    "dot_product_variance_steps",
-    "dot_product_samples",
-    "VarianceTable",
-    "dot_product_variance_table",
-    "softmax_jacobian",
     "SaturationSweep",
-    "saturation_sweep",
-    "row_entropy",
     "SharpnessTable",
+    "VarianceTable",
+    "dot_product_samples",
+    "dot_product_variance_steps",
+    "dot_product_variance_table",
+    "row_entropy",
+    "saturation_sweep",
     "sharpness_vs_dk",
+    "softmax_jacobian",
 ]
 
 

@@ -43,10 +43,7 @@ import numpy as np
 
 from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
 
-try:  # issue 21 moves the memory check from _validate to attnlib._memory; either branch order imports it
-    from ._memory import check_size
-except ImportError:  # pragma: no cover - before that move
-    from ._validate import check_size
+from ._memory import check_size
 from .backward import attention_backward_from
 from .core import AttentionResult, attention, attention_parameter_count, causal_mask
 from .cost import attention_flops

@@ -25,6 +25,7 @@ build (``python3 dev.py book``) copies it into ``_build/html/`` and links it
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -35,10 +36,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT / "_ext"))
-sys.path.insert(0, str(HERE))
-from book_pdf import PDF_NAME, pdf_path  # noqa: E402
+# chromium.py sits next to this script (its folder is on the path when the script runs); the PDF's name and
+# place are the book extension's (one definition for the link and the file), loaded from its file
 from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+
+def _book_pdf():
+    spec = importlib.util.spec_from_file_location("book_pdf", ROOT / "_ext" / "book_pdf.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_BOOK_PDF = _book_pdf()
+PDF_NAME, pdf_path = _BOOK_PDF.PDF_NAME, _BOOK_PDF.pdf_path
 
 FOOTER = ('<div style="width:100%;font-size:8px;font-family:sans-serif;color:#555;padding:0 15mm;display:flex;'
           'justify-content:space-between"><span class="title"></span>'

@@ -114,7 +114,7 @@ def test_lite_site_carries_the_anywidget_front_end(lite):
     wheel = next((lite / "pypi").glob("attnlib-*.whl"))
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
-    for part in ("compute.js", "ui.js", "attention.js", "explorer.css"):
+    for part in ("compute.js", "dom.js", "format.js", "link.js", "attention.js", "explorer.css"):
         assert f"attnlib/explorers/static/{part}" in names, f"{part} is not in the attnlib wheel"
 
 

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from support.paths import CHAPTERS
 
-from attnlib.widgets import SNAPSHOT_NOTE
+from attnlib.explorers import SNAPSHOT_NOTE
 
 PLAYGROUND = CHAPTERS / "playground.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -82,7 +82,10 @@ def _static_checks(page: str, name: str) -> None:
     """An explorer cell's output on a built page: the state for the live explorer, the static snapshot, the host."""
     assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
     assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
-    assert '<script type="module" src="../_explorers/host.js"></script>' in page, f"{name}: the live explorers' host is not loaded"
+    # the entry module: it imports the host and the page's kind and starts it (_ext/live_explorers.py)
+    entry = re.search(r'<script type="module">(.*?)</script>', page, re.S)
+    assert entry, f"{name}: the live explorers' entry module is missing"
+    assert 'import { start } from "../_explorers/host.js";' in entry.group(1) and "start({" in entry.group(1), entry.group(1)
     # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
     assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
     assert "embed-amd" not in page and "require.min.js" not in page, f"{name}: the page loads widget JavaScript"
@@ -107,11 +110,17 @@ def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_
     """_ext/live_explorers.py: the modules in _explorers/ (not _static/, which every page loads), host.js only on explorer pages."""
     from support.site import site_pages
 
-    from attnlib.explorers.frontend import STATIC, module_files
+    from attnlib.explorers import registry
+    from attnlib.explorers.frontend import HOST, STATIC, host_source, module_files
 
     for name in module_files():
         served = web_html / "_explorers" / name
-        assert served.is_file() and served.read_bytes() == (STATIC / name).read_bytes(), f"{served} is not attnlib's {name}"
+        kind = name.removesuffix(".js")
+        if name == HOST:  # the host with the registry's kinds written in
+            want = host_source().encode()
+        else:
+            want = (registry.module_path(kind) if kind in registry.kinds() else STATIC / name).read_bytes()
+        assert served.is_file() and served.read_bytes() == want, f"{served} is not attnlib's {name}"
     assert not list((web_html / "_static").glob("host.js")) and not list((web_html / "_static").glob("compute.js"))
     with_host, with_explorer = set(), set()
     for path in site_pages(web_html):

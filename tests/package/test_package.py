@@ -44,7 +44,7 @@ from tools.colab_cell import CELL_ID, install_spec
 pytestmark = pytest.mark.slow
 
 #: what the wheel must hold besides the Python modules: the explorers' front end
-FRONT_END = ("attention.js", "compute.js", "ui.js", "host.js", "explorer.css")
+FRONT_END = ("attention.js", "compute.js", "dom.js", "format.js", "link.js", "host.js", "explorer.css")
 
 PROBE = r"""
 import json, subprocess, sys, time
@@ -235,7 +235,7 @@ def test_installed_wheel_imports_the_explorers_from_site_packages(package):
     site = Path(package["env_dir"]).resolve()
     assert Path(facts["attnlib"]).resolve().is_relative_to(site), facts["attnlib"]
     assert Path(facts["static"]).resolve().is_relative_to(site), facts["static"]
-    assert {"attention.js", "compute.js", "ui.js", "explorer.css"} <= set(facts["static_files"])
+    assert {"attention.js", "compute.js", "dom.js", "format.js", "link.js", "explorer.css"} <= set(facts["static_files"])
     assert facts["mimes"] == ["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"]
     assert facts["snapshot"] and facts["css"] > 1000
     assert facts["weights"] == [0.4555, 0.2246, 0.3199]

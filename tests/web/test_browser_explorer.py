@@ -18,6 +18,7 @@ import json
 import shutil
 import time
 
+import nbformat
 import numpy as np
 import pytest
 from support.browser import browser_context
@@ -25,6 +26,7 @@ from support.paths import ROOT
 from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, jupyterlab
 
 import attnlib
+from attnlib.explorers.kinds import blocks, training
 from attnlib.plots import format_value
 
 PLAYGROUND = ROOT / "chapters" / "playground.ipynb"
@@ -63,11 +65,24 @@ KERNEL_STATE = (
 )
 
 
+#: A notebook with the training explorer (chapter 14) and the block explorer (chapter 15), as the chapters make them.
+DATA_EXPLORERS = nbformat.v4.new_notebook(
+    cells=[
+        nbformat.v4.new_code_cell(
+            "from attnlib.explorers import block_memory_explorer, training_explorer\nex_t = training_explorer()\nex_t"
+        ),
+        nbformat.v4.new_code_cell("ex_b = block_memory_explorer()\nex_b"),
+    ],
+    metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server serving a copy of the playground; yields (base_url, token)."""
+    """A JupyterLab server serving a copy of the playground and the data explorers' notebook; yields (base_url, token)."""
     root = tmp_path_factory.mktemp("lab-root")
     shutil.copy(PLAYGROUND, root / "playground.ipynb")
+    nbformat.write(DATA_EXPLORERS, root / "data-explorers.ipynb")
     with jupyterlab(root, tmp_path_factory.mktemp("lab-home")) as server:
         yield server
 
@@ -173,3 +188,87 @@ def test_moving_a_slider_in_jupyterlab_updates_the_page_and_the_kernel(lab, tmp_
 
 def _js(rows: list[list[str]]) -> str:
     return json.dumps(json.dumps(rows, separators=(",", ":")))
+
+
+def _kernel_json(page, code: str) -> dict:
+    printed = page.evaluate(RUN_IN_KERNEL, code)
+    assert "ERROR" not in printed, printed
+    return json.loads(printed.strip().splitlines()[-1])
+
+
+def _until_kernel(page, code: str, done, step: str) -> dict:
+    """Ask the kernel until ``done(answer)`` (the widget manager sends one change at a time)."""
+    deadline = time.monotonic() + 15
+    while True:
+        answer = _kernel_json(page, code)
+        if done(answer) or time.monotonic() > deadline:
+            return answer
+        page.wait_for_timeout(100)
+
+
+def _read_view_in(root: str) -> str:
+    """READ_VIEW for the live explorer that ``root`` selects (not the page's first)."""
+    return READ_VIEW.replace(".attnlib-live table", f"{root} table")
+
+
+def test_the_training_and_block_explorers_follow_the_keyboard_in_jupyterlab(lab, tmp_path):
+    """Chapter 14's and 15's explorers in JupyterLab: a key press changes the page's tables to attnlib's, and the kernel."""
+    base, token = lab
+    with browser_context(tmp_path / "profile-data", viewport={"width": 1400, "height": 1000}) as (context, blocker):
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
+        try:
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(f"{base}/lab/tree/data-explorers.ipynb?reset&token={token}")
+            page.wait_for_function(KERNEL_IDLE_JS)
+            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 2")
+            page.wait_for_function(ALL_CELLS_RAN_JS)
+            data = training.training_data()
+
+            # the training explorer: three steps to the right, 0 -> 30
+            train_root = ".attnlib-live:has(.attnlib-kind-training)"
+            step = page.locator(f"{train_root} input.attnlib-step")
+            step.focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+            assert step.get_attribute("aria-valuetext") == "30"
+            view = training.training_view(data, 30)
+            want = [[format_value(float(v), training.TABLE_DECIMALS) for v in row] for row in view["bilinear"]]
+            page.wait_for_function(f"() => JSON.stringify(({_read_view_in(train_root)})('bilinear')) === {_js(want)}")
+            weights = [[format_value(float(v), training.TABLE_DECIMALS) for v in row] for row in view["weights"]]
+            assert page.evaluate(_read_view_in(train_root), "weights") == weights
+            kernel = _until_kernel(page, "import json; print(json.dumps({'step': ex_t.step, 'loss': ex_t.result['loss']}))",
+                                   lambda k: k["step"] == 30, "training step")  # fmt: skip
+            assert kernel == {"step": 30, "loss": view["loss"]}
+
+            # the block explorer: the sequence length one choice up (4096 -> 8192), then two steps of the loop
+            block_root = ".attnlib-live:has(.attnlib-kind-blocks)"
+            n = page.locator(f"{block_root} input.attnlib-n")
+            n.focus()
+            page.keyboard.press("ArrowRight")
+            assert n.get_attribute("aria-valuetext") == "8,192"
+            row = blocks.block_memory_table()["8192/128/float32"]
+            page.wait_for_function(
+                f"() => document.querySelector('{block_root} table[data-view=memory] td').textContent === {json.dumps(row['dense'])}"
+            )
+            block_step = page.locator(f"{block_root} input.attnlib-step")
+            block_step.focus()
+            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowRight")
+            assert block_step.input_value() == "3"
+            code = (
+                "import json; b = ex_b.block_at(); "
+                "print(json.dumps({'n': ex_b.n, 'step': ex_b.step, 'dense': ex_b.result['dense'], 'keys': b.keys}))"
+            )
+            kernel = _until_kernel(page, code, lambda k: k["step"] == 3 and k["n"] == 8192, "block step")
+            assert kernel == {"n": 8192, "step": 3, "dense": row["dense"], "keys": [256, 384]}
+            title = page.locator(f"{block_root} svg.attnlib-blocks-picture title").text_content()
+            assert "step 3 of 64: keys 257 to 384" in title, title
+        except Exception:
+            page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+            print(f"screenshot of the failure: {tmp_path / 'failure.png'}")
+            raise
+        assert not errors, errors
+        assert blocker.blocked == [], f"JupyterLab asked another host: {blocker.blocked}"

@@ -1,10 +1,9 @@
 // The attention explorer (kind "attention"): the full one, and the focused value-projection and
 // mask explorers (fewer controls and views). State through model.get/set/on/off/save_changes only.
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
-import {
-  el, formatValue, MatrixView, slider, statusArea, messageBox, panel, copyLink, tokenColour, read,
-  checkMatrix, checkChoice, checkCells, saveSoon,
-} from "./ui.js";
+import { el, MatrixView, slider, statusArea, messageBox, panel, copyLink, tokenColour, read, saveSoon, listen } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
 const VIEW_ORDER = ["weights", "output", "scaled", "scores", "Q", "K", "V", "plane"];
@@ -18,258 +17,255 @@ function dkText(dk) {
   return dk ? `scores divided by \u221a${dk} = ${formatValue(divisorFor(dk))}` : "no scaling: scores divided by 1";
 }
 
-function renderAttention({ model, el: host }) {
-  const style = read(model, "look", {});
-  const tokens = read(model, "tokens", []);
+/**
+ * What every part of the panel shares: the model, the data it does not change, and commit(), the one
+ * way a control changes the setting (it names the change for the status line and saves soon).
+ */
+function context(model) {
   const X = read(model, "X", []);
-  const n = X.length, d = n ? X[0].length : 0;
-  const controls = read(model, "controls", []);
-  const views = read(model, "views", []).filter((v) => v !== "plane" || d === 2);
-  const range = read(model, "slider", { min: -3, max: 3, step: 0.05 });
-  const title = read(model, "title", "Attention explorer");
-  const root = panel(host, title, "attention");
-  if (style.changed) root.style.setProperty("--attnlib-changed", style.changed);
-  if (style.masked_bg) root.style.setProperty("--attnlib-masked", style.masked_bg);
-  if (style.accent) root.style.setProperty("--attnlib-accent", style.accent);
-
-  let lastChange = "initial setting";
-  let randomIndex = 0;
-  const listeners = [];
-  const on = (name, fn) => { model.on(name, fn); listeners.push([name, fn]); };
-
-  const commit = (values, what) => {
-    lastChange = what;
+  const d = X.length ? X[0].length : 0;
+  const ctx = {
+    model, X, n: X.length, d, tokens: read(model, "tokens", []), style: read(model, "look", {}),
+    range: read(model, "slider", { min: -3, max: 3, step: 0.05 }), lastChange: "initial setting",
+  };
+  ctx.commit = (values, what) => {
+    ctx.lastChange = what;
     for (const [k, v] of Object.entries(values)) model.set(k, v);
     saveSoon(model);
   };
+  return ctx;
+}
 
-  // ---- controls ---------------------------------------------------------------------------
-  const controlBox = el("div", { class: "attnlib-controls" });
-  const sliders = {};
-  for (const name of W_NAMES) {
-    if (!controls.includes(name)) continue;
-    const grid = el("div", { class: "attnlib-wgrid", style: `grid-template-columns:repeat(${d},minmax(0,1fr))` });
-    sliders[name] = [];
-    for (let i = 0; i < d; i++) {
-      sliders[name].push([]);
-      for (let j = 0; j < d; j++) {
-        const label = `${name}[${i + 1},${j + 1}]`;
-        const s = slider({
-          label, name: `${i + 1},${j + 1}`, value: read(model, name)[i][j], ...range,
-          describe: `${name}, row ${i + 1}, column ${j + 1}`,
-          onInput: (v) => {
-            const M = copyMatrix(read(model, name));
-            const old = M[i][j];
-            M[i][j] = snap(v, range);
-            commit({ [name]: M }, `${label} moved from ${old.toFixed(2)} to ${M[i][j].toFixed(2)}`);
-          },
-        });
-        s.input.classList.add(`attnlib-${name}-${i}-${j}`);
-        sliders[name][i].push(s);
-        grid.append(s.el);
-      }
-    }
-    controlBox.append(el("fieldset", { class: "attnlib-matrix-control" }, el("legend", { text: `${name} (row, column)` }), grid));
-  }
-
-  if (controls.includes("presets")) {
-    const bar = el("div", { class: "attnlib-presets", role: "group", "aria-label": "presets" });
-    for (const p of read(model, "presets", [])) {
-      bar.append(el("button", {
-        type: "button", class: "attnlib-button", "data-preset": p.id, title: p.tooltip || p.label, text: p.label,
-        onclick: () => commit(Object.fromEntries(Object.entries(p.values).map(([k, v]) => [k, copyMatrix(v)])), `preset ${p.label}`),
-      }));
-    }
-    const draws = read(model, "random_draws", []);
-    if (draws.length) {
-      bar.append(el("button", {
-        type: "button", class: "attnlib-button", "data-preset": "random", text: "seeded random",
-        title: "matrices drawn by a seeded generator (each press shows the next draw)",
-        onclick: () => {
-          const draw = draws[randomIndex % draws.length];
-          randomIndex += 1;
-          const values = {};
-          for (const k of W_NAMES) if (draw[k]) values[k] = copyMatrix(draw[k]);
-          commit(values, `seeded random matrices (draw ${randomIndex})`);
+/** One slider per entry of each moved matrix (W_Q, W_K, W_V), in a (row, column) grid. */
+function weightControls(ctx, name) {
+  const { model, d, range } = ctx;
+  const grid = el("div", { class: "attnlib-wgrid", style: `grid-template-columns:repeat(${d},minmax(0,1fr))` });
+  const sliders = [];
+  for (let i = 0; i < d; i++) {
+    sliders.push([]);
+    for (let j = 0; j < d; j++) {
+      const label = `${name}[${i + 1},${j + 1}]`;
+      const s = slider({
+        label, name: `${i + 1},${j + 1}`, value: read(model, name)[i][j], ...range,
+        describe: `${name}, row ${i + 1}, column ${j + 1}`,
+        onInput: (v) => {
+          const M = copyMatrix(read(model, name));
+          const old = M[i][j];
+          M[i][j] = snap(v, range);
+          ctx.commit({ [name]: M }, `${label} moved from ${old.toFixed(2)} to ${M[i][j].toFixed(2)}`);
         },
-      }));
-    }
-    bar.append(el("button", {
-      type: "button", class: "attnlib-button", "data-preset": "reset", text: "reset", title: "back to the starting setting",
-      onclick: () => {
-        const init = read(model, "initial", {});
-        const values = {};
-        for (const k of W_NAMES) if (init[k]) values[k] = copyMatrix(init[k]);
-        if ("dk" in init) values.dk = init.dk;
-        if (init.mask_mode) values.mask_mode = init.mask_mode;
-        if (init.mask_cells) values.mask_cells = copyMatrix(init.mask_cells);
-        commit(values, "reset");
-      },
-    }));
-    controlBox.append(bar);
-  }
-
-  let dkSelect = null, dkLabel = null;
-  if (controls.includes("d_k")) {
-    const trueDk = read(model, "true_dk", d);
-    dkSelect = el("select", { class: "attnlib-dk", "aria-label": "d_k", id: `attnlib-dk-${Math.random().toString(36).slice(2, 9)}` });
-    for (const k of read(model, "dk_choices", [0, d])) {
-      const text = k === 0 ? "no scaling" : k === trueDk ? `${k} (true d_k)` : String(k);
-      dkSelect.append(el("option", { value: k, text }));
-    }
-    dkSelect.value = String(read(model, "dk", trueDk));
-    dkSelect.addEventListener("change", () => {
-      const old = read(model, "dk", 0), v = Number(dkSelect.value);
-      commit({ dk: v }, `d_k changed from ${old || "no scaling"} to ${v || "no scaling"}`);
-    });
-    dkLabel = el("span", { class: "attnlib-divisor" });
-    controlBox.append(el("div", { class: "attnlib-dk-row" }, el("label", { for: dkSelect.id, text: "d_k ", "aria-hidden": "true" }), dkSelect, dkLabel));
-  }
-
-  let modeInputs = null, cellInputs = null;
-  if (controls.includes("mask")) {
-    const group = `attnlib-mask-${Math.random().toString(36).slice(2, 9)}`;
-    modeInputs = {};
-    const modes = el("div", { class: "attnlib-mask-modes", role: "radiogroup", "aria-label": "mask" });
-    for (const mode of ["none", "causal", "custom"]) {
-      const input = el("input", { type: "radio", name: group, value: mode, "aria-label": `mask ${mode}`, class: `attnlib-mask-mode-${mode}` });
-      input.addEventListener("change", () => {
-        if (!input.checked) return;
-        const cells = mode === "causal" ? causalCells(n) : mode === "none" ? allCells(n) : copyMatrix(read(model, "mask_cells", allCells(n)));
-        commit({ mask_mode: mode, mask_cells: cells }, `mask changed to ${mode}`);
       });
-      modeInputs[mode] = input;
-      modes.append(el("label", { class: "attnlib-mode" }, input, ` ${mode}`));
+      s.input.classList.add(`attnlib-${name}-${i}-${j}`);
+      sliders[i].push(s);
+      grid.append(s.el);
     }
-    const grid = el("table", { class: "attnlib-mask-grid" });
-    grid.append(el("caption", { class: "attnlib-sr", text: "mask: rows are queries, columns are keys; ticked = may attend" }));
-    const head = el("tr", {}, el("td"));
-    tokens.forEach((t) => head.append(el("th", { scope: "col", text: t })));
-    grid.append(el("thead", {}, head));
-    const body = el("tbody");
-    cellInputs = [];
-    for (let i = 0; i < n; i++) {
-      const tr = el("tr", {}, el("th", { scope: "row", text: tokens[i] }));
-      cellInputs.push([]);
-      for (let j = 0; j < n; j++) {
-        const cb = el("input", {
-          type: "checkbox", class: `attnlib-mask-${i}-${j}`, "aria-label": `mask cell ${i + 1},${j + 1}`,
-          title: `${tokens[i]} may attend to ${tokens[j]}`,
-        });
-        cb.addEventListener("change", () => {
-          const cells = copyMatrix(read(model, "mask_cells", allCells(n)));
-          cells[i][j] = cb.checked;
-          commit({ mask_mode: "custom", mask_cells: cells }, `${tokens[i]} ${cb.checked ? "may" : "may no longer"} attend to ${tokens[j]}`);
-        });
-        cellInputs[i].push(cb);
-        tr.append(el("td", {}, cb));
-      }
-      body.append(tr);
-    }
-    grid.append(body);
-    controlBox.append(el("fieldset", { class: "attnlib-mask-control" }, el("legend", { text: "mask (rows: queries, columns: keys)" }), modes, grid));
   }
+  return {
+    el: el("fieldset", { class: "attnlib-matrix-control" }, el("legend", { text: `${name} (row, column)` }), grid),
+    sync() {
+      const M = read(model, name);
+      sliders.forEach((row, i) => row.forEach((s, j) => s.set(M[i][j])));
+    },
+  };
+}
 
+/** The preset buttons: each preset of the model, the seeded random draws, and reset. */
+function presetControls(ctx) {
+  const { model } = ctx;
+  const bar = el("div", { class: "attnlib-presets", role: "group", "aria-label": "presets" });
+  const button = (id, text, title, onclick) => el("button", { type: "button", class: "attnlib-button", "data-preset": id, title, text, onclick });
+  for (const p of read(model, "presets", [])) {
+    const values = () => Object.fromEntries(Object.entries(p.values).map(([k, v]) => [k, copyMatrix(v)]));
+    bar.append(button(p.id, p.label, p.tooltip || p.label, () => ctx.commit(values(), `preset ${p.label}`)));
+  }
+  const draws = read(model, "random_draws", []);
+  let randomIndex = 0;
+  if (draws.length) {
+    bar.append(button("random", "seeded random", "matrices drawn by a seeded generator (each press shows the next draw)", () => {
+      const draw = draws[randomIndex % draws.length];
+      randomIndex += 1;
+      const values = {};
+      for (const k of W_NAMES) if (draw[k]) values[k] = copyMatrix(draw[k]);
+      ctx.commit(values, `seeded random matrices (draw ${randomIndex})`);
+    }));
+  }
+  bar.append(button("reset", "reset", "back to the starting setting", () => {
+    const init = read(model, "initial", {});
+    const values = {};
+    for (const k of W_NAMES) if (init[k]) values[k] = copyMatrix(init[k]);
+    if ("dk" in init) values.dk = init.dk;
+    if (init.mask_mode) values.mask_mode = init.mask_mode;
+    if (init.mask_cells) values.mask_cells = copyMatrix(init.mask_cells);
+    ctx.commit(values, "reset");
+  }));
+  return { el: bar, sync() {} };
+}
+
+/** The d_k choice (0 = no scaling) and the divisor it gives. */
+function dkControl(ctx) {
+  const { model, d } = ctx;
+  const trueDk = read(model, "true_dk", d);
+  const select = el("select", { class: "attnlib-dk", "aria-label": "d_k", id: `attnlib-dk-${Math.random().toString(36).slice(2, 9)}` });
+  for (const k of read(model, "dk_choices", [0, d])) {
+    select.append(el("option", { value: k, text: k === 0 ? "no scaling" : k === trueDk ? `${k} (true d_k)` : String(k) }));
+  }
+  select.value = String(read(model, "dk", trueDk));
+  select.addEventListener("change", () => {
+    const old = read(model, "dk", 0), v = Number(select.value);
+    ctx.commit({ dk: v }, `d_k changed from ${old || "no scaling"} to ${v || "no scaling"}`);
+  });
+  const label = el("span", { class: "attnlib-divisor" });
+  return {
+    el: el("div", { class: "attnlib-dk-row" }, el("label", { for: select.id, text: "d_k ", "aria-hidden": "true" }), select, label),
+    sync() {
+      const dk = read(model, "dk", 0);
+      if (select.value !== String(dk)) select.value = String(dk);
+      const t = dkText(dk);
+      if (label.textContent !== t) label.textContent = t;
+    },
+  };
+}
+
+/** The mask: a mode (none, causal, custom) and a grid of checkboxes, rows queries and columns keys. */
+function maskControl(ctx) {
+  const { model, n, tokens } = ctx;
+  const group = `attnlib-mask-${Math.random().toString(36).slice(2, 9)}`;
+  const modeInputs = {};
+  const modes = el("div", { class: "attnlib-mask-modes", role: "radiogroup", "aria-label": "mask" });
+  for (const mode of ["none", "causal", "custom"]) {
+    const input = el("input", { type: "radio", name: group, value: mode, "aria-label": `mask ${mode}`, class: `attnlib-mask-mode-${mode}` });
+    input.addEventListener("change", () => {
+      if (!input.checked) return;
+      const cells = mode === "causal" ? causalCells(n) : mode === "none" ? allCells(n) : copyMatrix(read(model, "mask_cells", allCells(n)));
+      ctx.commit({ mask_mode: mode, mask_cells: cells }, `mask changed to ${mode}`);
+    });
+    modeInputs[mode] = input;
+    modes.append(el("label", { class: "attnlib-mode" }, input, ` ${mode}`));
+  }
+  const grid = el("table", { class: "attnlib-mask-grid" });
+  grid.append(el("caption", { class: "attnlib-sr", text: "mask: rows are queries, columns are keys; ticked = may attend" }));
+  const head = el("tr", {}, el("td"));
+  tokens.forEach((t) => head.append(el("th", { scope: "col", text: t })));
+  const body = el("tbody");
+  const cellInputs = tokens.map((ti, i) => {
+    const tr = el("tr", {}, el("th", { scope: "row", text: ti }));
+    body.append(tr);
+    return tokens.map((tj, j) => {
+      const cb = el("input", { type: "checkbox", class: `attnlib-mask-${i}-${j}`, "aria-label": `mask cell ${i + 1},${j + 1}`, title: `${ti} may attend to ${tj}` });
+      cb.addEventListener("change", () => {
+        const cells = copyMatrix(read(model, "mask_cells", allCells(n)));
+        cells[i][j] = cb.checked;
+        ctx.commit({ mask_mode: "custom", mask_cells: cells }, `${ti} ${cb.checked ? "may" : "may no longer"} attend to ${tj}`);
+      });
+      tr.append(el("td", {}, cb));
+      return cb;
+    });
+  });
+  grid.append(el("thead", {}, head), body);
+  return {
+    el: el("fieldset", { class: "attnlib-mask-control" }, el("legend", { text: "mask (rows: queries, columns: keys)" }), modes, grid),
+    sync() {
+      const mode = read(model, "mask_mode", "none");
+      for (const [m, input] of Object.entries(modeInputs)) input.checked = m === mode;
+      const cells = maskPattern(mode, read(model, "mask_cells", allCells(n)), n);
+      cellInputs.forEach((row, i) => row.forEach((cb, j) => { cb.checked = !!cells[i][j]; }));
+    },
+  };
+}
+
+/** The views the model asks for, in VIEW_ORDER: a MatrixView per table, the plane for d = 2. */
+function buildViews(ctx, names, viewBox) {
+  const tables = {};
+  let plane = null;
+  for (const v of VIEW_ORDER) {
+    if (!names.includes(v)) continue;
+    if (v === "plane") {
+      const figure = el("figure", { class: "attnlib-plane" });
+      plane = new Plane(figure, ctx.tokens, ctx.style);
+      viewBox.append(figure);
+    } else {
+      tables[v] = new MatrixView(v, ctx.style);
+      viewBox.append(el("div", { class: "attnlib-cell" }, tables[v].table));
+    }
+  }
+  return { tables, plane };
+}
+
+/** Every table's matrix, labels and caption for one result of attentionViews. */
+function tableSpecs(ctx, r, dk) {
+  const { tokens, d, style } = ctx;
+  const dims = Array.from({ length: d }, (_, j) => `d${j + 1}`);
+  const named = (p) => tokens.map((_, i) => `${p}${i + 1}`);
+  return {
+    Q: [r.Q, named("q"), dims, "Q = X W_Q"],
+    K: [r.K, named("k"), dims, "K = X W_K"],
+    V: [r.V, named("v"), dims, "V = X W_V"],
+    scores: [r.scores, tokens, tokens, "scores Q K\u1d40 (rows: queries, columns: keys)"],
+    scaled: [r.scaled, tokens, tokens, `scaled and masked scores (${dkText(dk)}; ${style.neg_inf || "\u2212\u221e"} = masked)`],
+    weights: [r.weights, tokens, tokens, "softmax weights (each row sums to 1)"],
+    output: [r.output, named("o"), dims, "outputs O = weights \u00b7 V"],
+  };
+}
+
+/** Recompute the views from the model (compute.js) and update the tables, the plane and the status line. */
+function drawAttention(ctx, parts) {
+  const { model, X, n, tokens, style } = ctx;
+  for (const c of parts.controls) c.sync();
+  const dk = read(model, "dk", 0);
+  const cells = maskPattern(read(model, "mask_mode", "none"), read(model, "mask_cells", allCells(n)), n);
+  const r = attentionViews({ X, W_Q: read(model, "W_Q"), W_K: read(model, "W_K"), W_V: read(model, "W_V"), dk, cells, tokens });
+  parts.message.show(r.error || read(model, "error", ""));
+  parts.root.classList.toggle("attnlib-has-error", !!r.error);
+  if (r.error) {
+    parts.status.say(`Last change: ${ctx.lastChange}. ${r.error}`, `${r.error}`);
+    return;
+  }
+  const spec = tableSpecs(ctx, r, dk);
+  let changed = 0;
+  for (const [v, view] of Object.entries(parts.tables)) {
+    const [M, rows, cols, caption] = spec[v];
+    const opts = { rows, cols, caption };
+    if (v === "weights") Object.assign(opts, { vmin: 0, vmax: 1, rowSums: r.sums, messages: r.messages });
+    if (v === "output") opts.messages = r.messages;
+    changed += view.update(M, opts);
+  }
+  if (parts.plane) parts.plane.update(X, r.output);
+  const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
+  const empty = Object.keys(r.messages).map((i) => tokens[i]);
+  const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
+  parts.status.say(
+    `Last change: ${ctx.lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
+    `Last change: ${ctx.lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`,
+  );
+}
+
+function renderAttention({ model, el: host }) {
+  const ctx = context(model);
+  const asked = read(model, "controls", []);
+  const title = read(model, "title", "Attention explorer");
+  const root = panel(host, title, "attention");
+  for (const [prop, key] of [["--attnlib-changed", "changed"], ["--attnlib-masked", "masked_bg"], ["--attnlib-accent", "accent"]]) {
+    if (ctx.style[key]) root.style.setProperty(prop, ctx.style[key]);
+  }
+  const controls = [
+    ...W_NAMES.filter((name) => asked.includes(name)).map((name) => weightControls(ctx, name)),
+    ...(asked.includes("presets") ? [presetControls(ctx)] : []),
+    ...(asked.includes("d_k") ? [dkControl(ctx)] : []),
+    ...(asked.includes("mask") ? [maskControl(ctx)] : []),
+  ];
+  const controlBox = el("div", { class: "attnlib-controls" }, ...controls.map((c) => c.el));
   const status = statusArea();
   const message = messageBox();
   const share = copyLink(host, model, STATE_KEYS);
   controlBox.append(status.el);
   if (share) controlBox.append(share);
-
-  // ---- views --------------------------------------------------------------------------------
   const viewBox = el("div", { class: "attnlib-views", role: "region", "aria-label": `${title}: views`, tabindex: "0" });
-  const tables = {};
-  let plane = null;
-  for (const v of VIEW_ORDER) {
-    if (!views.includes(v)) continue;
-    if (v === "plane") {
-      const figure = el("figure", { class: "attnlib-plane" });
-      plane = new Plane(figure, tokens, style);
-      viewBox.append(figure);
-    } else {
-      tables[v] = new MatrixView(v, style);
-      viewBox.append(el("div", { class: "attnlib-cell" }, tables[v].table));
-    }
-  }
-  const layout = el("div", { class: "attnlib-layout" }, controlBox, el("div", { class: "attnlib-main" }, message.el, viewBox));
-  root.append(layout);
-
-  // ---- drawing --------------------------------------------------------------------------------
-  const dims = Array.from({ length: d }, (_, j) => `d${j + 1}`);
-  const named = (p) => tokens.map((_, i) => `${p}${i + 1}`);
-
-  function syncControls() {
-    for (const name of Object.keys(sliders)) {
-      const M = read(model, name);
-      sliders[name].forEach((row, i) => row.forEach((s, j) => s.set(M[i][j])));
-    }
-    const dk = read(model, "dk", 0);
-    if (dkSelect) {
-      if (dkSelect.value !== String(dk)) dkSelect.value = String(dk);
-      const t = dkText(dk);
-      if (dkLabel.textContent !== t) dkLabel.textContent = t;
-    }
-    if (modeInputs) {
-      const mode = read(model, "mask_mode", "none");
-      for (const [m, input] of Object.entries(modeInputs)) input.checked = m === mode;
-      const cells = maskPattern(mode, read(model, "mask_cells", allCells(n)), n);
-      cellInputs.forEach((row, i) => row.forEach((cb, j) => { cb.checked = !!cells[i][j]; }));
-    }
-  }
-
-  function draw() {
-    syncControls();
-    const dk = read(model, "dk", 0);
-    const mode = read(model, "mask_mode", "none");
-    const cells = maskPattern(mode, read(model, "mask_cells", allCells(n)), n);
-    const r = attentionViews({ X, W_Q: read(model, "W_Q"), W_K: read(model, "W_K"), W_V: read(model, "W_V"), dk, cells, tokens });
-    const pyError = read(model, "error", "");
-    message.show(r.error || pyError);
-    root.classList.toggle("attnlib-has-error", !!r.error);
-    if (r.error) {
-      status.say(`Last change: ${lastChange}. ${r.error}`, `${r.error}`);
-      return;
-    }
-    let changed = 0;
-    const spec = {
-      Q: [r.Q, named("q"), dims, "Q = X W_Q"],
-      K: [r.K, named("k"), dims, "K = X W_K"],
-      V: [r.V, named("v"), dims, "V = X W_V"],
-      scores: [r.scores, tokens, tokens, "scores Q K\u1d40 (rows: queries, columns: keys)"],
-      scaled: [r.scaled, tokens, tokens, `scaled and masked scores (${dkText(dk)}; ${style.neg_inf || "\u2212\u221e"} = masked)`],
-      weights: [r.weights, tokens, tokens, "softmax weights (each row sums to 1)"],
-      output: [r.output, named("o"), dims, "outputs O = weights \u00b7 V"],
-    };
-    for (const [v, view] of Object.entries(tables)) {
-      const [M, rows, cols, caption] = spec[v];
-      const opts = { rows, cols, caption };
-      if (v === "weights") Object.assign(opts, { vmin: 0, vmax: 1, rowSums: r.sums, messages: r.messages });
-      if (v === "output") opts.messages = r.messages;
-      changed += view.update(M, opts);
-    }
-    if (plane) plane.update(X, r.output);
-    const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
-    const empty = Object.keys(r.messages).map((i) => tokens[i]);
-    const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
-    status.say(
-      `Last change: ${lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
-      `Last change: ${lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`,
-    );
-  }
-
-  let pending = false;
-  const schedule = () => {
-    if (pending) return;
-    pending = true;
-    queueMicrotask(() => { pending = false; draw(); });
-  };
-  for (const k of [...STATE_KEYS, "error"]) on(`change:${k}`, schedule);
+  const { tables, plane } = buildViews(ctx, read(model, "views", []).filter((v) => v !== "plane" || ctx.d === 2), viewBox);
+  root.append(el("div", { class: "attnlib-layout" }, controlBox, el("div", { class: "attnlib-main" }, message.el, viewBox)));
+  const parts = { controls, tables, plane, status, message, root };
+  const draw = () => drawAttention(ctx, parts);
   draw();
-
-  return () => {
-    for (const [name, fn] of listeners) model.off(name, fn);
-    status.dispose();
-  };
+  return listen(model, [...STATE_KEYS, "error"], draw, () => status.dispose());
 }
 
 /** Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane; built once, then moved. */

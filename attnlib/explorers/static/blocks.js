@@ -1,7 +1,8 @@
 // The long-sequence explorer (kind "blocks", chapter 15): the memory of the n x n score matrix against the
 // working set of the blocked computation (both computed by attnlib in Python and passed in `table`), and
 // the strip of scores that exists at a chosen step of the blocked loop.
-import { el, read, choiceSlider, slider, focusedLayout, listen, checkChoice } from "./ui.js";
+import { el, read, choiceSlider, slider, focusedLayout, listen } from "./dom.js";
+import { checkChoice } from "./link.js";
 
 /** Step `step` (1-based) of the blocked loop: key columns [k0, k1) and query rows [r0, r1), as attnlib.blocked.key_block. */
 export function keyBlock(n, blockSize, step, causal) {
@@ -30,6 +31,36 @@ function donePath(n, blockSize, step, causal, scale) {
     d += `H${blockSize * scale}L${k0 * scale} ${(k0 - blockSize) * scale}V${n * scale}`;
   }
   return `${d}H0Z`;
+}
+
+/** The n x n score matrix as an SVG: the current strip coloured, the blocks before it grey, the diagonal if causal. */
+function blockPicture(style) {
+  const svg = el("svg", { width: SIZE + 40, height: SIZE + 40, viewBox: `-30 -10 ${SIZE + 40} ${SIZE + 40}`, role: "img", class: "attnlib-blocks-picture" });
+  const title = el("title", {});
+  const frame = el("rect", { x: 0, y: 0, width: SIZE, height: SIZE, fill: "white", stroke: "black" });
+  const done = el("path", { d: "", fill: "#dddddd", stroke: "#555555", "stroke-width": 0.5 });
+  const current = el("rect", { x: 0, y: 0, width: 1, height: SIZE, fill: style.accent || "#0072B2" });
+  const diagonal = el("line", { x1: 0, y1: 0, x2: SIZE, y2: SIZE, stroke: "black", "stroke-dasharray": "4 3" });
+  const keyLabel = el("text", { x: SIZE / 2, y: SIZE + 22, "text-anchor": "middle", "font-size": 12, text: "keys" });
+  const queryLabel = el("text", { x: -12, y: SIZE / 2, "text-anchor": "middle", "font-size": 12, transform: `rotate(-90 -12 ${SIZE / 2})`, text: "queries" });
+  svg.append(title, frame, done, current, diagonal, keyLabel, queryLabel);
+  return {
+    el: svg,
+    /** Draw `step` of `steps`; returns the sentence that says where the strip is. */
+    update(n, b, step, steps, causal) {
+      const blk = keyBlock(n, b, step, causal);
+      const scale = SIZE / n;
+      current.setAttribute("x", blk.keys[0] * scale);
+      current.setAttribute("width", Math.max(1, (blk.keys[1] - blk.keys[0]) * scale));
+      current.setAttribute("y", blk.rows[0] * scale);
+      current.setAttribute("height", Math.max(1, (blk.rows[1] - blk.rows[0]) * scale));
+      done.setAttribute("d", donePath(n, b, step, causal, scale));
+      diagonal.style.display = causal ? "" : "none";
+      const where = `step ${step} of ${steps}: keys ${blk.keys[0] + 1} to ${blk.keys[1]}, queries ${blk.rows[0] + 1} to ${blk.rows[1]}`;
+      title.textContent = `The ${n} x ${n} score matrix at ${where}; earlier blocks are grey (already folded into the running sums).`;
+      return where;
+    },
+  };
 }
 
 function renderBlocks({ model, el: host }) {
@@ -68,17 +99,9 @@ function renderBlocks({ model, el: host }) {
   stepControl.input.classList.add("attnlib-step");
   L.controls.prepend(nControl.el, bControl.el, dControl.el, causalLabel, stepControl.el);
 
-  const picture = el("svg", { width: SIZE + 40, height: SIZE + 40, viewBox: `-30 -10 ${SIZE + 40} ${SIZE + 40}`, role: "img", class: "attnlib-blocks-picture" });
-  const pictureTitle = el("title", {});
-  const frame = el("rect", { x: 0, y: 0, width: SIZE, height: SIZE, fill: "white", stroke: "black" });
-  const done = el("path", { d: "", fill: "#dddddd", stroke: "#555555", "stroke-width": 0.5 });
-  const current = el("rect", { x: 0, y: 0, width: 1, height: SIZE, fill: style.accent || "#0072B2" });
-  const diagonal = el("line", { x1: 0, y1: 0, x2: SIZE, y2: SIZE, stroke: "black", "stroke-dasharray": "4 3" });
-  const keyLabel = el("text", { x: SIZE / 2, y: SIZE + 22, "text-anchor": "middle", "font-size": 12, text: "keys" });
-  const queryLabel = el("text", { x: -12, y: SIZE / 2, "text-anchor": "middle", "font-size": 12, transform: `rotate(-90 -12 ${SIZE / 2})`, text: "queries" });
-  picture.append(pictureTitle, frame, done, current, diagonal, keyLabel, queryLabel);
+  const picture = blockPicture(style);
   const memory = el("table", { class: "attnlib-view", "data-view": "memory" });
-  L.views.append(el("div", { class: "attnlib-cell" }, picture), el("div", { class: "attnlib-cell" }, memory));
+  L.views.append(el("div", { class: "attnlib-cell" }, picture.el), el("div", { class: "attnlib-cell" }, memory));
 
   function draw() {
     const n = read(model, "n", 4096), b = read(model, "block_size", 128), dtype = read(model, "dtype", "float32");
@@ -92,16 +115,7 @@ function renderBlocks({ model, el: host }) {
     const step = Math.min(Math.max(1, read(model, "step", 1)), steps);
     stepControl.input.max = String(steps);
     stepControl.set(step);
-    const blk = keyBlock(n, b, step, causal);
-    const scale = SIZE / n;
-    current.setAttribute("x", blk.keys[0] * scale);
-    current.setAttribute("width", Math.max(1, (blk.keys[1] - blk.keys[0]) * scale));
-    current.setAttribute("y", blk.rows[0] * scale);
-    current.setAttribute("height", Math.max(1, (blk.rows[1] - blk.rows[0]) * scale));
-    done.setAttribute("d", donePath(n, b, step, causal, scale));
-    diagonal.style.display = causal ? "" : "none";
-    const where = `step ${step} of ${steps}: keys ${blk.keys[0] + 1} to ${blk.keys[1]}, queries ${blk.rows[0] + 1} to ${blk.rows[1]}`;
-    pictureTitle.textContent = `The ${n} x ${n} score matrix at ${where}; earlier blocks are grey (already folded into the running sums).`;
+    const where = picture.update(n, b, step, steps, causal);
     memory.replaceChildren(
       el("caption", { text: `memory of one head, ${dtype}, d_k = ${read(model, "d_k", 64)}` }),
       el("tbody", {},

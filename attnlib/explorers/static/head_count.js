@@ -1,7 +1,9 @@
 // The head-count explorer (kind "head_count", chapter 8): a seeded 4-token example of width 8 split
 // across 1, 2, 4 or 8 heads; one weights table per head; the parameter count (from attnlib) stays.
 import { multiHead } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkChoice } from "./link.js";
 
 function renderHeadCount({ model, el: host }) {
   const title = read(model, "title", "Number of heads");

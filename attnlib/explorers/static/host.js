@@ -6,9 +6,9 @@
 // print and for readers without JavaScript; it is hidden once the live explorer is drawn.
 // A setting shared with "copy link" comes back from the URL fragment (#e1=<base64url JSON>) and is checked
 // by the module's acceptLink before it is used; what does not pass is ignored with a message.
-import { decodeState } from "./ui.js";
+import { decodeState } from "./link.js";
 
-const KINDS = ["attention", "scaling", "scale_comparison", "head_count", "positional", "training", "blocks"];
+const KINDS = []; // written by attnlib.explorers.frontend.write_modules from the registry
 const LIVE_NOTE = "Live explorer: it computes in your browser as you move the controls (no kernel, nothing sent anywhere). "
   + "\u201ccopy link\u201d puts the setting into the page address, to share it.";
 
@@ -62,12 +62,13 @@ function linkedSetting(id) {
   return params.has(id) ? params.get(id) : null;
 }
 
-async function mount(div, index, mounted) {
+async function mount(div, index, mounted, modules) {
   const kind = div.dataset.attnlibKind;
   const script = div.querySelector("script.attnlib-state");
   if (!KINDS.includes(kind) || !script) return;
   const model = new PageModel(JSON.parse(script.textContent));
-  const module = await import(new URL(`./${kind}.js`, import.meta.url).href);
+  // a module the page's entry script handed over is used at once (no await: the mount stays in this turn)
+  const module = modules[kind] || await import(new URL(`./${kind}.js`, import.meta.url).href);
   const id = `e${index + 1}`;
   const notes = [];
   const encoded = linkedSetting(id);
@@ -104,18 +105,51 @@ async function mount(div, index, mounted) {
   mounted.push({ kind, model, el: live, div, cleanup });
 }
 
-async function start() {
+/**
+ * Mount every explorer of the page, each as soon as it is there. The web book's pages load an entry module
+ * (the page's first script) that imports this host and the page's kinds and calls start(modules): with the
+ * modules in hand it mounts without waiting for another task, before the theme's scripts and MathJax run.
+ * If it runs while the page is still being parsed, an explorer is taken once its snapshot has been parsed (its state, which
+ * comes first, is then complete); a MutationObserver takes the later ones as the parser adds them, and
+ * DOMContentLoaded the rest. They are mounted one after another in page order, so their link ids (e1,
+ * e2, ...) follow the page. A page that loads host.js itself gets start() with dynamic imports.
+ */
+let started = null;
+export function start(modules = {}) {
+  if (!started) started = run(modules);
+  return started;
+}
+
+async function run(modules) {
+  performance.mark("attnlib-host-start");
   loadStyles();
   const mounted = [];
   window.attnlibExplorers = mounted;
-  const divs = [...document.querySelectorAll("div.attnlib-explorer")];
-  for (const [i, div] of divs.entries()) {
-    await mount(div, i, mounted);
-    if (mounted.length === 1 && i === 0) performance.mark("attnlib-first-live");
+  const taken = new Set();
+  let chain = Promise.resolve();
+  const take = (all) => {
+    for (const div of document.querySelectorAll("div.attnlib-explorer")) {
+      if (taken.has(div)) continue;
+      if (!all && !div.querySelector(":scope > .attnlib-snapshot")) break;  // still being parsed: it and the rest later
+      taken.add(div);
+      const index = taken.size - 1;
+      chain = chain.then(() => mount(div, index, mounted, modules)).then(() => {
+        if (mounted.length === 1 && !performance.getEntriesByName("attnlib-first-live").length) performance.mark("attnlib-first-live");
+      });
+    }
+  };
+  take(false);
+  if (document.readyState === "loading") {
+    const observer = new MutationObserver(() => take(false));
+    observer.observe(document.documentElement, { childList: true, subtree: true });
+    await new Promise((done) => document.addEventListener("DOMContentLoaded", done, { once: true }));
+    observer.disconnect();
   }
+  take(true);
+  await chain;
   performance.mark("attnlib-live");
   document.dispatchEvent(new CustomEvent("attnlib:live", { detail: { count: mounted.length } }));
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-else start();
+// an entry module that imports this one calls start(modules) in the same evaluation, before this microtask
+queueMicrotask(() => start());

@@ -1,7 +1,9 @@
 // The positional explorer (kind "positional", chapter 11): the sinusoidal table (from attnlib, passed
 // in `tables`) for a chosen d_model, one position t outlined, and its dot product with every position.
 import { positionalViews } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkChoice } from "./link.js";
 
 function renderPositional({ model, el: host }) {
   const title = read(model, "title", "Sinusoidal positions");

@@ -1,7 +1,8 @@
 // The scale-comparison explorer (kind "scale_comparison", chapter 7): the running example stretched
 // by a factor, attending to itself without scaling and with the scores divided by sqrt(d).
 import { scaleComparisonViews, snap } from "./compute.js";
-import { el, formatValue, MatrixView, read, slider, focusedLayout, listen, saveSoon } from "./ui.js";
+import { el, MatrixView, read, slider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
 
 // the range when the data does not say (Python sends it as `length_range`)
 const LENGTH = { min: 0.25, max: 6, step: 0.25 };

@@ -1,7 +1,9 @@
 // The scaling explorer (kind "scaling", chapter 5): the seeded scores of one query against six keys
 // (computed by attnlib in Python, passed in `samples`), divided by sqrt(d_k), and both softmaxes.
 import { scalingViews } from "./compute.js";
-import { el, formatValue, MatrixView, read, choiceSlider, focusedLayout, listen, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkChoice } from "./link.js";
 
 function renderScaling({ model, el: host }) {
   const title = read(model, "title", "Scaling: the dimension d_k of queries and keys");

@@ -2,12 +2,15 @@
 // run (computed by attnlib in Python, passed as data), showing that step's attention map of one
 // held-out sequence, the learned bilinear form W_Q W_K^T and the loss.
 import { trainingView } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, formatValue, checkChoice, saveSoon } from "./ui.js";
+import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
+import { checkChoice } from "./link.js";
 
 function renderTraining({ model, el: host }) {
   const title = read(model, "title", "Training: attention learns to look one token back");
   const L = focusedLayout(host, model, title, "training", ["step"]);
   const steps = read(model, "steps", [0]);
+  const decimals = read(model, "decimals", 2);
   let lastChange = "initial setting";
   const control = choiceSlider({
     label: "training step", choices: steps, value: read(model, "step", steps[0]), cls: "attnlib-step",
@@ -34,9 +37,9 @@ function renderTraining({ model, el: host }) {
     const f = (v) => formatValue(v, L.style);
     let changed = weightsView.update(r.weights, {
       rows: tokens, cols: tokens, caption: `attention weights of one held-out sequence at step ${r.step}`, vmin: 0, vmax: 1,
-      rowSums: r.weights.map((w) => w.reduce((a, b) => a + b, 0)),
+      rowSums: r.weights.map((w) => w.reduce((a, b) => a + b, 0)), decimals,
     });
-    changed += bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K^T (rows: query features, columns: key features)" });
+    changed += bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K^T (rows: query features, columns: key features)", decimals });
     L.facts.textContent = `Step ${r.step} of ${steps[steps.length - 1]}: loss ${f(r.loss)} on the held-out batch; `
       + `mean weight on the previous token ${f(r.previous)}.`;
     L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. Loss ${f(r.loss)}, weight on the previous token ${f(r.previous)}.`);

@@ -1,5 +1,8 @@
-// Shared DOM helpers of the explorers: elements, number formatting, matrix tables on colour,
-// sliders, the live region, the theme class and the "copy link" control. No math here.
+// The explorers' DOM: elements, matrix tables on colour, sliders, the live region, the panel and its
+// layout, the "copy link" control. No math (compute.js), no number formatting (format.js), no link
+// codec (link.js) here.
+import { formatValue, parseShown } from "./format.js";
+import { encodeState } from "./link.js";
 
 /** Create an element: el("td", {class: "x", "aria-label": "..."}, child, "text", ...). */
 export function el(tag, attrs, ...children) {
@@ -17,31 +20,6 @@ export function el(tag, attrs, ...children) {
 }
 const CONTROL_TAGS = { input: 1, select: 1, button: 1 };
 const SVG_TAGS = { line: 1, circle: 1, text: 1, g: 1, title: 1, desc: 1, polyline: 1, path: 1, rect: 1 };
-
-/**
- * One number as attnlib.plots.format_value writes it: `decimals` places, rounded half to even on the
- * exact binary value (as Python does), "-0.0000" written "0.0000", -inf as the style's text.
- */
-export function formatValue(v, style) {
-  const decimals = style && style.decimals !== undefined ? style.decimals : 4;
-  if (v === -Infinity) return (style && style.neg_inf) || "\u2212\u221e";
-  if (!Number.isFinite(v)) return String(v);
-  const neg = v < 0;
-  const a = Math.abs(v);
-  let text = a.toFixed(decimals);
-  // a tie at the last place (exactly ...5 in the binary value): Python keeps the even digit, toFixed rounds up
-  const scaled = a * 10 ** decimals;
-  if (a < 1e21 && Math.abs(scaled - Math.floor(scaled) - 0.5) < 1e-6) {
-    const exact = a.toFixed(Math.min(100, decimals + 60));
-    const cut = exact.indexOf(".") + 1 + decimals;
-    if (/^50*$/.test(exact.slice(cut))) {
-      const kept = exact.slice(0, cut).replace(/\.$/, "");
-      if (Number(kept[kept.length - 1]) % 2 === 0) text = kept;
-    }
-  }
-  if (neg && Number(text) !== 0) text = "-" + text;
-  return text;
-}
 
 /** Index 0..255 into the colour table for v in [lo, hi] (128 when the range is empty). */
 export function colourIndex(v, lo, hi) {
@@ -70,9 +48,9 @@ export class MatrixView {
     this.sumCells = [];
   }
 
-  /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow} */
+  /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow, decimals} */
   update(M, opts) {
-    const style = this.style;
+    const style = opts.decimals === undefined ? this.style : { ...this.style, decimals: opts.decimals };
     const messages = opts.messages || {};
     const sums = opts.rowSums || null;
     const key = `${opts.rows.join("\u0000")}|${opts.cols.join("\u0000")}|${Object.keys(messages).join(",")}|${!!sums}`;
@@ -171,10 +149,6 @@ export class MatrixView {
   }
 }
 
-function parseShown(text, style) {
-  return text === ((style && style.neg_inf) || "\u2212\u221e") ? -Infinity : Number(text);
-}
-
 /** A compact labelled range slider with a readout; onInput(value) on every move. */
 export function slider({ label, name, value, min, max, step, onInput, describe, digits = 2 }) {
   const id = `attnlib-${Math.random().toString(36).slice(2, 10)}`;
@@ -237,24 +211,6 @@ export function panel(el0, title, kind) {
   return root;
 }
 
-// ---- share a setting: the URL fragment -------------------------------------------------------
-
-/** Encode an object as base64url JSON (for the URL fragment). */
-export function encodeState(obj) {
-  const bytes = new TextEncoder().encode(JSON.stringify(obj));
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** Decode base64url JSON; throws on bad input. */
-export function decodeState(text) {
-  const b64 = text.replace(/-/g, "+").replace(/_/g, "/");
-  const bin = atob(b64 + "===".slice((b64.length + 3) % 4));
-  const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  return JSON.parse(new TextDecoder().decode(bytes));
-}
-
 /**
  * The "copy link" control, shown only on the web page (the host marks el with data-host="page"
  * and sets el.dataset.linkId). It writes the keys' values into the page URL's fragment and copies the URL.
@@ -282,31 +238,6 @@ export function copyLink(hostEl, model, keys) {
     }
   });
   return el("div", { class: "attnlib-share" }, button, note);
-}
-
-// ---- checks for values that come from a link ---------------------------------------------------
-
-/** A finite-number matrix of shape rows x cols with entries in [min, max]; returns an error text or "". */
-export function checkMatrix(name, v, rows, cols, min, max) {
-  if (!Array.isArray(v) || v.length !== rows || !v.every((r) => Array.isArray(r) && r.length === cols)) {
-    return `${name} must be a ${rows} x ${cols} matrix`;
-  }
-  for (const r of v) for (const x of r) {
-    if (typeof x !== "number" || !Number.isFinite(x)) return `${name} has an entry that is not a finite number`;
-    if (x < min - 1e-9 || x > max + 1e-9) return `${name} has an entry outside [${min}, ${max}]`;
-  }
-  return "";
-}
-
-export function checkChoice(name, v, choices) {
-  return choices.includes(v) ? "" : `${name} must be one of ${choices.join(", ")}`;
-}
-
-export function checkCells(name, v, n) {
-  if (!Array.isArray(v) || v.length !== n || !v.every((r) => Array.isArray(r) && r.length === n && r.every((x) => typeof x === "boolean"))) {
-    return `${name} must be a ${n} x ${n} grid of true/false`;
-  }
-  return "";
 }
 
 /** A lookup of the Okabe-Ito colour for token i (the style's palette, else a fixed one). */

@@ -1,0 +1,70 @@
+"""The explorers' browser code stays small and readable: short functions, one job per shared module.
+
+The issue-21 rules: no function (or method) over 80 lines in any front-end module, the math only in
+``compute.js``, the DOM in ``dom.js``, the link codec in ``link.js``, number formatting in
+``format.js``; and the JavaScript and CSS the web book serves at most 80 KB unminified.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from attnlib.explorers import frontend, registry
+
+MAX_FUNCTION_LINES = 80
+MAX_BYTES = 80 * 1024
+
+# a function's first line: `function f(`, `export function f(`, a method `name(...) {` in a class,
+# or `const f = (...) => {`; its end is the first later line with the same indentation that closes it
+START = re.compile(
+    r"^(\s*)(?:export\s+)?(?:async\s+)?(?:function\s+\w+\s*\(|(?:static\s+)?\w+\s*\([^)]*\)\s*\{\s*$|const\s+\w+\s*=\s*(?:\([^)]*\)|\w+)\s*=>\s*\{)"
+)
+
+
+def _function_lengths(text: str) -> dict[str, int]:
+    lines = text.splitlines()
+    out = {}
+    for i, line in enumerate(lines):
+        m = START.match(line)
+        if not m or line.rstrip().endswith(";") or re.match(r"\s*(if|for|while|switch|catch)\b", line):
+            continue
+        indent = m.group(1)
+        for j in range(i + 1, len(lines)):
+            if lines[j].startswith(indent + "}") and not lines[j].startswith(indent + " "):
+                out[f"line {i + 1}: {line.strip()[:60]}"] = j - i + 1
+                break
+    return out
+
+
+def _served() -> dict[str, str]:
+    files = {name: (frontend.STATIC / name).read_text(encoding="utf-8") for name in (*frontend.SHARED, frontend.HOST, frontend.CSS)}
+    files.update({f"{k}.js": registry.module_path(k).read_text(encoding="utf-8") for k in registry.kinds()})
+    return files
+
+
+@pytest.mark.parametrize("name", sorted(n for n in _served() if n.endswith(".js")))
+def test_no_function_is_longer_than_80_lines(name):
+    lengths = _function_lengths(_served()[name])
+    assert lengths, f"{name}: the checker found no function (its pattern is out of date)"
+    long = {k: v for k, v in lengths.items() if v > MAX_FUNCTION_LINES}
+    assert not long, f"{name}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def test_the_checker_sees_a_long_function():
+    body = "\n".join(f"  x{i} = {i};" for i in range(90))
+    assert max(_function_lengths(f"function long() {{\n{body}\n}}\n").values()) == 92
+
+
+def test_each_shared_module_has_one_job():
+    files = _served()
+    assert "document." not in files["compute.js"] + files["format.js"] + files["link.js"], "DOM outside dom.js"
+    assert "Math.exp" in files["compute.js"] and "Math.exp" not in files["dom.js"], "math outside compute.js"
+    assert "toFixed(Math.min(100" in files["format.js"] and "function formatValue" not in files["dom.js"]
+    assert "btoa(" in files["link.js"] and "btoa(" not in files["dom.js"] + files["host.js"]
+
+
+def test_the_web_book_serves_at_most_80_kb_of_js_and_css():
+    total = sum(len(text.encode()) for text in _served().values())
+    assert total <= MAX_BYTES, f"{total} bytes of JS and CSS (limit {MAX_BYTES})"
