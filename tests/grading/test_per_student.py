@@ -352,11 +352,11 @@ def test_deleted_seed_and_test_cells_are_restored_and_graded(course):
 
 @pytest.mark.slow
 def test_a_replaced_np_allclose_and_a_silenced_check_score_zero(course):
+    """np.allclose, the visible check and the in-kernel judge replaced: the kernel cannot hand in a right answer."""
     score, max_score = course["scores"]["round1", "ch14", "s003"]["ch14-ex1-test"]
     assert max_score > 0 and score == 0
-    assert "graded outside the notebook: ds_row is not right" in _test_cell_text(
-        course["autograded"]["round1", "ch14", "s003"], "ch14-ex1-test"
-    )
+    text = _test_cell_text(course["autograded"]["round1", "ch14", "s003"], "ch14-ex1-test")
+    assert "graded outside the notebook: " in text  # the grader's verdict, whatever the kernel said
 
 
 @pytest.mark.slow
