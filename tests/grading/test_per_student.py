@@ -305,6 +305,7 @@ def test_own_model_answers_get_full_marks(course, a):
 def test_no_honest_submission_logs_a_checksum_warning(course):
     logs = [course["autograde_log"]] + [log for (round_, _, s), log in course["logs"].items() if round_ == "round1"]
     assert logs and not any("checksum" in log for log in logs), [line for log in logs for line in log.splitlines() if "checksum" in line]
+    assert not any("not recognized" in log for log in logs)  # no config option that nbgrader does not know
     # a real change still alarms: s001 handed in s002's notebook, whose seed cell is not the one s001 was given
     alarm = course["logs"]["round2", "ch01", "s001"]
     assert "Attribute 'checksum' for cell ch01-seed has changed" in alarm
