@@ -81,7 +81,14 @@ def _normaliser(s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
 
 
 def blocked_memory_prediction(seed: int | None = None) -> Variant:
-    """Exercise 15.3: ``n`` tokens of width ``d`` in float64 and a block size ``block`` for ``chunked_attention``."""
+    """Exercise 15.3: ``n`` tokens of width ``d`` in float64 and a block size ``block`` for ``chunked_attention``.
+
+    Examples
+    --------
+    >>> v = blocked_memory_prediction()
+    >>> v.n, v.d, v.block, answers(v)
+    (3000, 64, 100, {'predicted_bytes': 12528000})
+    """
     book = {"n": 3000, "d": 64, "block": 100}
     return drawn(
         seed,

@@ -75,10 +75,23 @@ def test_book_numbers_are_the_chapter_solutions():
                     assert variants.agrees(ns[key], want), f"{chapter.name}: {key} = {ns[key]} but attnlib gives {want}"
 
 
-@pytest.mark.parametrize("name", NAMES)
+#: Chapters whose graded cells measure something (15.3 runs chunked attention under tracemalloc, about 1 s)
+MEASURING = {"ch15"}
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in MEASURING])
 @settings(max_examples=12, deadline=None)
 @given(seed=SEEDS)
 def test_every_variant_passes_its_own_hidden_tests(name, seed):
+    results = run_assignment(source_notebook(name), seed)
+    assert results and all(r == "" for r in results.values()), f"seed {seed}: {results}"
+
+
+@pytest.mark.parametrize("name", sorted(MEASURING))
+@settings(max_examples=3, deadline=None)
+@given(seed=SEEDS)
+def test_every_measuring_variant_passes_its_own_hidden_tests(name, seed):
+    """As above, with fewer seeds: each run measures (their well-posedness is checked for 200 seeds below)."""
     results = run_assignment(source_notebook(name), seed)
     assert results and all(r == "" for r in results.values()), f"seed {seed}: {results}"
 

@@ -305,6 +305,7 @@ def test_own_model_answers_get_full_marks(course, a):
 def test_no_honest_submission_logs_a_checksum_warning(course):
     logs = [course["autograde_log"]] + [log for (round_, _, s), log in course["logs"].items() if round_ == "round1"]
     assert logs and not any("checksum" in log for log in logs), [line for log in logs for line in log.splitlines() if "checksum" in line]
+    assert not any("not recognized" in log for log in logs)  # no config option that nbgrader does not know
     # a real change still alarms: s001 handed in s002's notebook, whose seed cell is not the one s001 was given
     alarm = course["logs"]["round2", "ch01", "s001"]
     assert "Attribute 'checksum' for cell ch01-seed has changed" in alarm
@@ -352,11 +353,11 @@ def test_deleted_seed_and_test_cells_are_restored_and_graded(course):
 
 @pytest.mark.slow
 def test_a_replaced_np_allclose_and_a_silenced_check_score_zero(course):
+    """np.allclose, the visible check and the in-kernel judge replaced: the kernel cannot hand in a right answer."""
     score, max_score = course["scores"]["round1", "ch14", "s003"]["ch14-ex1-test"]
     assert max_score > 0 and score == 0
-    assert "graded outside the notebook: ds_row is not right" in _test_cell_text(
-        course["autograded"]["round1", "ch14", "s003"], "ch14-ex1-test"
-    )
+    text = _test_cell_text(course["autograded"]["round1", "ch14", "s003"], "ch14-ex1-test")
+    assert "graded outside the notebook: " in text  # the grader's verdict, whatever the kernel said
 
 
 @pytest.mark.slow
