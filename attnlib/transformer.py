@@ -41,33 +41,32 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
-
 from ._memory import check_size
+from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
 from .backward import attention_backward_from
 from .core import AttentionResult, attention, attention_parameter_count, causal_mask
 from .cost import attention_flops
 
 __all__ = [
-    "PARAM_NAMES",
     "ACTIVATIONS",
-    "TORCH_NAMES",
     "DIFFERENCES_FROM_THE_PAPER",
-    "LayerNormGradients",
+    "PARAM_NAMES",
+    "TORCH_NAMES",
     "EncoderLayerResult",
-    "layer_norm",
-    "layer_norm_backward",
-    "gelu",
-    "mlp",
-    "init_encoder_params",
-    "params_from_torch",
-    "head_blocks",
-    "encoder_layer_parts",
+    "LayerNormGradients",
     "encoder_layer",
     "encoder_layer_backward",
+    "encoder_layer_cost",
+    "encoder_layer_parts",
     "encoder_stack",
     "encoder_stack_backward",
-    "encoder_layer_cost",
+    "gelu",
+    "head_blocks",
+    "init_encoder_params",
+    "layer_norm",
+    "layer_norm_backward",
+    "mlp",
+    "params_from_torch",
 ]
 
 #: The parameters of one block, in the book's notation, in the order of PyTorch's state_dict.

@@ -77,13 +77,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "CheckResult",
-    "ByHandResult",
-    "CheckFailed",
-    "StudentCall",
-    "TIME_LIMIT_SECONDS",
     "ATOL",
     "RTOL",
+    "TIME_LIMIT_SECONDS",
+    "ByHandResult",
+    "CheckFailed",
+    "CheckResult",
+    "StudentCall",
     "call_student",
 ]
 

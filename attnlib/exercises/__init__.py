@@ -58,4 +58,4 @@ DRAWS: dict[str, Callable[..., Any]] = {n: getattr(m, n) for m in MODULES.values
 
 from . import grading  # noqa: E402 (after the chapters: it reads their registry entries)
 
-__all__ = ["grading", "CHAPTERS", "MODULES", "CHECKS", "DRAWS", "EXERCISES", "Exercise", "Variant", "register", "registry"]
+__all__ = ["CHAPTERS", "CHECKS", "DRAWS", "EXERCISES", "MODULES", "Exercise", "Variant", "grading", "register", "registry"]

@@ -41,7 +41,7 @@ from .registry import (
     tokens,
 )
 
-__all__ = ["dot_products_by_hand", "check_pairwise_dots"]
+__all__ = ["check_pairwise_dots", "dot_products_by_hand"]
 
 
 def dot_products_by_hand(seed: int | None = None) -> Variant:

@@ -47,7 +47,7 @@ from .registry import (
     rounded,
 )
 
-__all__ = ["weighted_average_by_hand", "check_softmax", "check_attention"]
+__all__ = ["check_attention", "check_softmax", "weighted_average_by_hand"]
 
 
 QUARTER_WEIGHTS = np.array(

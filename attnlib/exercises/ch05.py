@@ -42,7 +42,7 @@ from .registry import (
     rounded,
 )
 
-__all__ = ["variance_by_hand", "check_scaled_scores"]
+__all__ = ["check_scaled_scores", "variance_by_hand"]
 
 
 def variance_by_hand(seed: int | None = None) -> Variant:

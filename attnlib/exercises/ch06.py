@@ -44,7 +44,7 @@ from .registry import (
     rounded,
 )
 
-__all__ = ["uniform_row_by_hand", "scaled_projection_prediction", "check_attention_head"]
+__all__ = ["check_attention_head", "scaled_projection_prediction", "uniform_row_by_hand"]
 
 
 def uniform_row_by_hand(seed: int | None = None) -> Variant:

@@ -30,7 +30,7 @@ from .registry import (
     tokens,
 )
 
-__all__ = ["unscaled_row_by_hand", "large_head_prediction"]
+__all__ = ["large_head_prediction", "unscaled_row_by_hand"]
 
 
 def unscaled_row_by_hand(seed: int | None = None) -> Variant:

@@ -39,7 +39,7 @@ from .registry import (
     require,
 )
 
-__all__ = ["head_count_by_hand", "check_split_heads"]
+__all__ = ["check_split_heads", "head_count_by_hand"]
 
 
 def head_count_by_hand(seed: int | None = None) -> Variant:

@@ -48,7 +48,7 @@ from .registry import (
     variant,
 )
 
-__all__ = ["masked_row_by_hand", "check_causal_mask", "check_masked_weights"]
+__all__ = ["check_causal_mask", "check_masked_weights", "masked_row_by_hand"]
 
 
 def _padding_mask(n: int, padded: int) -> np.ndarray:

@@ -36,7 +36,7 @@ from .registry import (
     variant,
 )
 
-__all__ = ["position_pair_by_hand", "check_sinusoidal_encoding"]
+__all__ = ["check_sinusoidal_encoding", "position_pair_by_hand"]
 
 
 def position_pair_by_hand(seed: int | None = None) -> Variant:

@@ -23,7 +23,7 @@ from .registry import (
     require,
 )
 
-__all__ = ["score_memory_by_hand", "memory_budget_by_hand"]
+__all__ = ["memory_budget_by_hand", "score_memory_by_hand"]
 
 
 def score_memory_by_hand(seed: int | None = None) -> Variant:

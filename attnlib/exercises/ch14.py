@@ -41,7 +41,7 @@ from .registry import (
     variant,
 )
 
-__all__ = ["softmax_row_backward_by_hand", "check_softmax_backward"]
+__all__ = ["check_softmax_backward", "softmax_row_backward_by_hand"]
 
 
 ONE_HOT_ROWS = np.eye(3)

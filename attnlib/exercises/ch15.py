@@ -37,7 +37,7 @@ from .registry import (
     require,
 )
 
-__all__ = ["layer_scores_by_hand", "blocked_memory_prediction", "check_two_block_normaliser"]
+__all__ = ["blocked_memory_prediction", "check_two_block_normaliser", "layer_scores_by_hand"]
 
 
 def layer_scores_by_hand(seed: int | None = None) -> Variant:

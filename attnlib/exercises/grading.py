@@ -47,7 +47,7 @@ import numpy as np
 
 from .registry import EXERCISES, Exercise
 
-__all__ = ["HAND_IN_MIME", "hand_in", "collected", "judge", "judge_outputs", "encode", "decode", "exercise_of_test", "own_functions_called"]
+__all__ = ["HAND_IN_MIME", "collected", "decode", "encode", "exercise_of_test", "hand_in", "judge", "judge_outputs", "own_functions_called"]
 
 #: The MIME type of a hand-in output: a JSON object ``{"exercise": "9.2", "payload": {...}}``.
 HAND_IN_MIME = "application/vnd.attnlib.hand-in+json"

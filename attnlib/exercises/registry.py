@@ -42,21 +42,21 @@ import numpy as np
 from .._validate import as_seed
 
 __all__ = [
-    "Variant",
-    "Exercise",
+    "DECIMALS",
     "EXERCISES",
     "KINDS",
     "ROUTES",
-    "register",
-    "variant",
+    "TOLERANCE",
+    "Exercise",
+    "Variant",
+    "agrees",
     "answers",
     "check_well_posed",
-    "agrees",
-    "student_seed",
-    "route_key",
     "current_user",
-    "DECIMALS",
-    "TOLERANCE",
+    "register",
+    "route_key",
+    "student_seed",
+    "variant",
 ]
 
 #: Decimals a by-hand answer is typed with, and the tolerance that allows for it.
