@@ -463,8 +463,10 @@ def chunked_attention(
         with quiet():
             # the same overflow checks (and messages) as attnlib.core.attention, made before the mask is
             # applied, so that an overflowed score never passes for a masked key
-            s = _finite_block(q[r0:r1] @ k[c0:c1].T, "the scores Q K^T", "Q and K")
-            s /= divisor
+            raw = _finite_block(q[r0:r1] @ k[c0:c1].T, "the scores Q K^T", "Q and K")
+            # a second strip, as attention keeps Q K^T and the scaled scores apart: the working set stays
+            # the two n x block strips that cost.blocked_working_set_bytes (and Exercise 15.3) count
+            s = raw / divisor
             _finite_block(s, f"the scores divided by the scale {divisor:g}", "Q and K (and the scale)")
             allowed = _allowed_in_block(kind, payload, block)
             if allowed is not None:
@@ -479,7 +481,7 @@ def chunked_attention(
             s /= norm[:, None]
             o += s @ v[c0:c1]
             _finite_block(o, "the output softmax(scores) @ V", "V")
-        del s
+        del raw, s
     empty = np.isneginf(m)
     if empty.any():
         # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
