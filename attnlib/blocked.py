@@ -642,15 +642,48 @@ __all__ += ["TILE_DTYPES", "flash_attention", "flash_attention_backward"]
 #: The floating-point formats the tiled functions compute in (``dtype=``); float64 is attnlib's default.
 TILE_DTYPES: dict[str, type] = {"float64": np.float64, "float32": np.float32}
 
-#: Default tile shape (queries x keys). A 128 x 512 float64 tile of scores is 512 KiB: it stays in a
-#: core's L2 cache (1 MiB on the machine the book was measured on) next to the tile's queries, keys
-#: and values, and its products are wide enough for BLAS to run near full speed.
-QUERY_TILE, KEY_TILE = 128, 512
+#: Default tile shape (queries x keys). A 256 x 512 float64 tile of scores is 1 MiB, the size of a core's
+#: L2 cache on the machine the book was measured on (half of it in float32); with 64 numbers per query
+#: the two products of a tile are wide enough for BLAS to run near full speed, and Python's cost per tile
+#: is small next to them. Of the shapes 64 ... 512 by 256 ... 1024 tried there (one BLAS thread,
+#: n = 4096), this one was among the fastest.
+QUERY_TILE, KEY_TILE = 256, 512
 
 
-def _check_qkv(Q: Any, K: Any, V: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, k = _check_qk(Q, K)
-    v = as_matrix("V", V)
+def _largest_magnitude(arr: np.ndarray) -> float:
+    """``max |arr|`` without allocating an array of ``arr``'s size."""
+    return max(float(-arr.min()), float(arr.max())) if arr.size else 0.0
+
+
+def _operand(name: str, value: Any, dt: type) -> np.ndarray:
+    """``value`` as a finite matrix in the format ``dt``, without a copy when it already is one.
+
+    A plain numpy array of the right format, two dimensions and finite entries is used as it is
+    (the tiled functions never write into their inputs), so that an input of ``n x d`` numbers costs
+    no memory; anything else goes through attnlib's checks (:func:`attnlib._validate.as_matrix`)
+    and is converted.
+    """
+    if type(value) is np.ndarray and value.dtype == dt and value.ndim == 2 and value.size:
+        with quiet():
+            if np.isfinite(value.min()) and np.isfinite(value.max()):
+                return value
+    arr = as_matrix(name, value)
+    if dt is np.float64:
+        return arr
+    big = float(np.finfo(dt).max)
+    if _largest_magnitude(arr) > big:
+        raise ValueError(f"{name} has entries beyond the range of {np.dtype(dt).name} (about {big:.1e}); compute in float64")
+    return arr.astype(dt)
+
+
+def _check_qkv(Q: Any, K: Any, V: Any, dt: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checks of :func:`attnlib.core.attention` (same messages) on the operands of the tiled functions."""
+    q, k, v = _operand("Q", Q, dt), _operand("K", K, dt), _operand("V", V, dt)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(
+            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); "
+            "queries and keys must have the same width"
+        )
     if v.shape[0] != k.shape[0]:
         raise ValueError(
             f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
@@ -664,16 +697,6 @@ def _tile_dtype(dtype: Any) -> type:
     return TILE_DTYPES[dtype]
 
 
-def _in_dtype(name: str, arr: np.ndarray, dt: type) -> np.ndarray:
-    """``arr`` (checked float64) in the computing format ``dt``; entries beyond its range are refused by name."""
-    if dt is np.float64:
-        return arr
-    big = float(np.finfo(dt).max)
-    if arr.size and float(np.abs(arr).max()) > big:
-        raise ValueError(f"{name} has entries beyond the range of {np.dtype(dt).name} (about {big:.1e}); compute in float64")
-    return arr.astype(dt)
-
-
 def _tiles(n: int, size: int) -> range:
     return range(0, n, size)
 
@@ -683,14 +706,14 @@ def _contiguous(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return buffer[: rows * cols].reshape(rows, cols)
 
 
-def _score_guard(q: np.ndarray, k: np.ndarray) -> bool:
-    """Whether a tile of ``q k^T`` may overflow: False when ``d * max|q| * max|k|`` bounds every score safely.
+def _score_guard(q: np.ndarray, k: np.ndarray, divisor: float) -> bool:
+    """Whether a tile of ``q k^T / divisor`` may overflow: False when ``d max|q| max|k| / divisor`` bounds every score safely.
 
     Every partial sum of a dot product is at most that bound, so when it is below a quarter of the
     format's largest number no score can overflow and the per-tile checks are skipped.
     """
     with quiet():
-        bound = float(q.shape[1]) * float(np.abs(q).max()) * float(np.abs(k).max())
+        bound = float(q.shape[1]) * (_largest_magnitude(q) / divisor) * _largest_magnitude(k)
     return not bound < float(np.finfo(q.dtype).max) / 4
 
 
@@ -707,7 +730,7 @@ def _value_shift(v: np.ndarray, n_keys: int) -> int:
     the values are divided by ``2**e`` before the tiles and the output multiplied back after.
     """
     big = float(np.finfo(v.dtype).max)
-    top = float(np.abs(v).max())
+    top = _largest_magnitude(v)
     if top * (n_keys + 1) < big / 4:
         return 0
     return int(np.ceil(np.log2(top / (big / 4))) + np.ceil(np.log2(n_keys + 1)))
@@ -781,23 +804,21 @@ def flash_attention(
     >>> lse.round(4).tolist()
     [0.7071, 1.1079, 1.4522]
     """
-    q, k, v = _check_qkv(Q, K, V)
-    return_lse = as_flag("return_lse", return_lse)
     dt = _tile_dtype(dtype)
+    q, k, v = _check_qkv(Q, K, V, dt)
+    return_lse = as_flag("return_lse", return_lse)
     divisor = scale_divisor(q.shape[1], scale)
-    n_q, n_k, d_v = q.shape[0], k.shape[0], v.shape[1]
+    n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
     kind, payload = _mask_for_blocks(mask, (n_q, n_k))
     with quiet():
-        # the scale is applied to the queries once (n_q x d_k numbers) instead of to every tile of scores
-        q = _in_dtype("Q", q, dt) / dt(divisor)
-        k, v = _in_dtype("K", k, dt), _in_dtype("V", v, dt)
-        guard = _score_guard(q, k)
+        guard = _score_guard(q, k, divisor)
         shift = _value_shift(v, n_k)
         if shift:
             v = np.ldexp(v, -shift).astype(dt)
     out = np.empty((n_q, d_v), dt)
     lse = np.empty(n_q, dt)
+    q_tile = np.empty(qt * d_k, dt)  # the tile's queries divided by the scale, once per query tile
     scores = np.empty(qt * kt, dt)  # the one tile of scores, then of their exponentials
     acc, part = np.empty(qt * d_v, dt), np.empty(qt * d_v, dt)  # the tile's running sum of p v, one tile's p v
     m_buf, l_buf = np.empty(qt, dt), np.empty(qt, dt)
@@ -806,6 +827,8 @@ def flash_attention(
             r1 = min(r0 + qt, n_q)
             rows = r1 - r0
             m, l, a, pv = m_buf[:rows], l_buf[:rows], _contiguous(acc, rows, d_v), _contiguous(part, rows, d_v)
+            qs = _contiguous(q_tile, rows, d_k)
+            np.divide(q[r0:r1], divisor, out=qs)
             m.fill(-np.inf)
             l.fill(0)
             a.fill(0)
@@ -813,7 +836,7 @@ def flash_attention(
             for c0 in _tiles(last_key, kt):
                 c1 = min(c0 + kt, last_key)
                 s = _contiguous(scores, rows, c1 - c0)
-                np.matmul(q[r0:r1], k[c0:c1].T, out=s)
+                np.matmul(qs, k[c0:c1].T, out=s)
                 if guard:
                     _check_tile(s, divisor)
                 allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
@@ -893,30 +916,28 @@ def flash_attention_backward(
     >>> bool(all(np.allclose(a, b) for a, b in zip(g, attention_backward(X, X, X, dO))))
     True
     """
-    q, k, v = _check_qkv(Q, K, V)
+    dt = _tile_dtype(dtype)
+    q, k, v = _check_qkv(Q, K, V, dt)
     n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
-    o = as_matrix("output", output)
-    d_out = as_matrix("d_output", d_output)
+    o, d_out = _operand("output", output, dt), _operand("d_output", d_output, dt)
     for name, arr in (("output", o), ("d_output", d_out)):
         if arr.shape != (n_q, d_v):
             raise ValueError(f"{name} has shape {arr.shape} but the attention output has shape {(n_q, d_v)} (n_q, d_v)")
-    saved = as_array("lse", lse, 1)
+    saved = as_array("lse", lse, 1).astype(dt)
     if saved.shape != (n_q,):
         raise ValueError(f"lse has shape {saved.shape} but there are {n_q} queries; it needs one log-sum-exp per query")
-    dt = _tile_dtype(dtype)
     divisor = scale_divisor(d_k, scale)
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
     kind, payload = _mask_for_blocks(mask, (n_q, n_k))
     inputs = "output, lse and d_output"
     with quiet():
-        q = _in_dtype("Q", q, dt) / dt(divisor)
-        k, v = _in_dtype("K", k, dt), _in_dtype("V", v, dt)
-        o, d_out, saved = _in_dtype("output", o, dt), _in_dtype("d_output", d_out, dt), _in_dtype("lse", saved, dt)
-        guard = _score_guard(q, k)
+        if not np.isfinite(saved).all():
+            raise ValueError(f"lse has entries beyond the range of {np.dtype(dt).name}; compute in float64")
+        guard = _score_guard(q, k, divisor)
         D = finite_result(np.einsum("ij,ij->i", d_out, o), "rowsum(d_output * output)", "output and d_output")
     dQ, dK, dV = np.zeros((n_q, d_k), dt), np.zeros((n_k, d_k), dt), np.zeros((n_k, d_v), dt)
     p_buf, ds_buf = np.empty(qt * kt, dt), np.empty(qt * kt, dt)
-    kd, vd, qd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt)
+    kd, vd, qd, qsd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt), np.empty(qt * d_k, dt)
     with quiet():
         for c0 in _tiles(n_k, kt):
             c1 = min(c0 + kt, n_k)
@@ -926,8 +947,9 @@ def flash_attention_backward(
             for r0 in range(first_row, n_q, qt):
                 r1 = min(r0 + qt, n_q)
                 rows = r1 - r0
-                p, ds = _contiguous(p_buf, rows, cols), _contiguous(ds_buf, rows, cols)
-                np.matmul(q[r0:r1], k[c0:c1].T, out=p)
+                p, ds, qs = _contiguous(p_buf, rows, cols), _contiguous(ds_buf, rows, cols), _contiguous(qsd, rows, d_k)
+                np.divide(q[r0:r1], divisor, out=qs)
+                np.matmul(qs, k[c0:c1].T, out=p)
                 if guard:
                     _check_tile(p, divisor)
                 allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
@@ -942,7 +964,7 @@ def flash_attention_backward(
                 ds *= p  # dS = A * (dA - D)
                 np.matmul(ds, k[c0:c1], out=_contiguous(qd, rows, d_k))
                 dQ[r0:r1] += _contiguous(qd, rows, d_k)
-                np.matmul(ds.T, q[r0:r1], out=_contiguous(kd, cols, d_k))
+                np.matmul(ds.T, qs, out=_contiguous(kd, cols, d_k))
                 dK_j += _contiguous(kd, cols, d_k)
         dQ /= dt(divisor)
         # finite inputs give a non-finite gradient only by overflowing (or by an lse that is not the forward's)

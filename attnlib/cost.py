@@ -228,7 +228,7 @@ def attention_traffic(
     cache_bytes: int,
     *,
     block_size: int = 128,
-    query_tile: int = 128,
+    query_tile: int = 256,
     key_tile: int = 512,
     dtype: str = "float64",
 ) -> Traffic:
