@@ -20,6 +20,7 @@ records every step for one row of scores, for worked examples.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -746,8 +747,36 @@ def _raise_if_rows_see_nothing(empty: np.ndarray, n_q: int, n_k: int) -> None:
         as_bool_matrix("mask", np.broadcast_to(~empty[:, None], (n_q, n_k)), (n_q, n_k))
 
 
-def flash_attention(
-    Q: Any,
+def _run_workers(work: Callable[[Sequence[int]], Any], starts: list[int], workers: int) -> list[Any]:
+    """``work`` over the tile ``starts``, split round-robin among ``workers`` threads (each with one BLAS thread).
+
+    numpy releases the interpreter lock in its products and element-wise loops, so the threads run at
+    the same time. Round-robin gives each thread early and late tiles alike (a causal mask makes the
+    later query tiles longer). An error in a thread is raised here.
+    """
+    workers = min(workers, len(starts))
+    if workers <= 1:
+        return [work(starts)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency (not on Pyodide, which has no threads)
+        limits: Any = contextlib.nullcontext()
+    else:
+        limits = threadpool_limits(limits=1, user_api="blas")
+    with limits, ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_quietly, work, starts[i::workers]) for i in range(workers)]
+        return [f.result() for f in futures]
+
+
+def _quietly(work: Callable[[Sequence[int]], Any], starts: Sequence[int]) -> Any:
+    """``work(starts)`` with numpy's warnings silenced in this thread too (numpy's error state is per thread)."""
+    with quiet():
+        return work(starts)
+
+
+def flash_attention(    Q: Any,
     K: Any,
     V: Any,
     mask: Any = None,
@@ -757,6 +786,7 @@ def flash_attention(
     query_tile: int = QUERY_TILE,
     key_tile: int = KEY_TILE,
     dtype: str = "float64",
+    workers: int = 1,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Exact attention in tiles of ``query_tile`` queries by ``key_tile`` keys (FlashAttention's forward pass).
 
@@ -784,6 +814,11 @@ def flash_attention(
     dtype:
         ``"float64"`` (attnlib's format) or ``"float32"``; the inputs are
         converted and every tile is computed in that format.
+    workers:
+        How many threads share the query tiles (keyword only). With more than
+        one, each thread computes its own tiles with one BLAS thread
+        (threadpoolctl), which is how FlashAttention spreads its work over a
+        GPU's processors; the output does not depend on it.
 
     Returns
     -------
@@ -810,6 +845,7 @@ def flash_attention(
     divisor = scale_divisor(q.shape[1], scale)
     n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
+    workers = as_positive_int("workers", workers)
     kind, payload = _mask_for_blocks(mask, (n_q, n_k))
     with quiet():
         guard = _score_guard(q, k, divisor)
@@ -818,12 +854,14 @@ def flash_attention(
             v = np.ldexp(v, -shift).astype(dt)
     out = np.empty((n_q, d_v), dt)
     lse = np.empty(n_q, dt)
-    q_tile = np.empty(qt * d_k, dt)  # the tile's queries divided by the scale, once per query tile
-    scores = np.empty(qt * kt, dt)  # the one tile of scores, then of their exponentials
-    acc, part = np.empty(qt * d_v, dt), np.empty(qt * d_v, dt)  # the tile's running sum of p v, one tile's p v
-    m_buf, l_buf = np.empty(qt, dt), np.empty(qt, dt)
-    with quiet():
-        for r0 in _tiles(n_q, qt):
+
+    def query_tiles(starts: Sequence[int]) -> None:
+        """The tiles of queries starting at ``starts``, with buffers of their own (one call per worker)."""
+        q_tile = np.empty(qt * d_k, dt)  # the tile's queries divided by the scale, once per query tile
+        scores = np.empty(qt * kt, dt)  # the one tile of scores, then of their exponentials
+        acc, part = np.empty(qt * d_v, dt), np.empty(qt * d_v, dt)  # the tile's running sum of p v, one tile's p v
+        m_buf, l_buf = np.empty(qt, dt), np.empty(qt, dt)
+        for r0 in starts:
             r1 = min(r0 + qt, n_q)
             rows = r1 - r0
             m, l, a, pv = m_buf[:rows], l_buf[:rows], _contiguous(acc, rows, d_v), _contiguous(part, rows, d_v)
@@ -850,6 +888,10 @@ def flash_attention(
             np.divide(a, np.where(seen, l, 1)[:, None], out=out[r0:r1])
             lse[r0:r1] = m + np.log(np.where(seen, l, 1))
             lse[r0:r1][~seen] = -np.inf
+
+    with quiet():
+        # query tiles are independent: each worker takes every workers-th one (the result does not depend on workers)
+        _run_workers(query_tiles, list(_tiles(n_q, qt)), workers)
         _raise_if_rows_see_nothing(np.isneginf(lse), n_q, n_k)
         if shift:
             out = np.ldexp(out, shift).astype(dt)
@@ -872,6 +914,7 @@ def flash_attention_backward(
     query_tile: int = QUERY_TILE,
     key_tile: int = KEY_TILE,
     dtype: str = "float64",
+    workers: int = 1,
 ) -> AttentionGradients:
     """The backward pass of attention tile by tile, from the saved output and log-sum-exp (FlashAttention's).
 
@@ -898,6 +941,11 @@ def flash_attention_backward(
         ``dL/dO``, shape ``(n_q, d_v)``.
     query_tile, key_tile, dtype:
         As in :func:`flash_attention` (keyword only).
+    workers:
+        How many threads share the key tiles (keyword only, one BLAS thread
+        each). Each thread adds to its own ``n_q x d_k`` copy of ``dQ`` (the
+        copies are summed at the end), so ``workers - 1`` such arrays are
+        added to the memory; the gradients agree with ``workers=1`` to rounding.
 
     Returns
     -------
@@ -928,6 +976,7 @@ def flash_attention_backward(
         raise ValueError(f"lse has shape {saved.shape} but there are {n_q} queries; it needs one log-sum-exp per query")
     divisor = scale_divisor(d_k, scale)
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
+    workers = as_positive_int("workers", workers)
     kind, payload = _mask_for_blocks(mask, (n_q, n_k))
     inputs = "output, lse and d_output"
     with quiet():
@@ -935,14 +984,17 @@ def flash_attention_backward(
             raise ValueError(f"lse has entries beyond the range of {np.dtype(dt).name}; compute in float64")
         guard = _score_guard(q, k, divisor)
         D = finite_result(np.einsum("ij,ij->i", d_out, o), "rowsum(d_output * output)", "output and d_output")
-    dQ, dK, dV = np.zeros((n_q, d_k), dt), np.zeros((n_k, d_k), dt), np.zeros((n_k, d_v), dt)
-    p_buf, ds_buf = np.empty(qt * kt, dt), np.empty(qt * kt, dt)
-    kd, vd, qd, qsd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt), np.empty(qt * d_k, dt)
-    with quiet():
-        for c0 in _tiles(n_k, kt):
+    dK, dV = np.zeros((n_k, d_k), dt), np.zeros((n_k, d_v), dt)
+
+    def key_tiles(starts: Sequence[int]) -> np.ndarray:
+        """The tiles of keys starting at ``starts`` (one call per worker); returns this worker's share of dQ."""
+        dQ = np.zeros((n_q, d_k), dt)
+        p_buf, ds_buf = np.empty(qt * kt, dt), np.empty(qt * kt, dt)
+        kd, vd, qd, qsd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt), np.empty(qt * d_k, dt)
+        for c0 in starts:
             c1 = min(c0 + kt, n_k)
             cols = c1 - c0
-            dK_j, dV_j = dK[c0:c1], dV[c0:c1]
+            dK_j, dV_j = dK[c0:c1], dV[c0:c1]  # only this worker writes these rows
             first_row = (c0 // qt) * qt if kind == "causal" else 0  # causal: rows before key c0 see none of these keys
             for r0 in range(first_row, n_q, qt):
                 r1 = min(r0 + qt, n_q)
@@ -966,6 +1018,14 @@ def flash_attention_backward(
                 dQ[r0:r1] += _contiguous(qd, rows, d_k)
                 np.matmul(ds.T, qs, out=_contiguous(kd, cols, d_k))
                 dK_j += _contiguous(kd, cols, d_k)
+        return dQ
+
+    with quiet():
+        # key tiles are independent for dK and dV; every worker adds to its own dQ, summed in a fixed order
+        shares = _run_workers(key_tiles, list(_tiles(n_k, kt)), workers)
+        dQ = shares[0]
+        for share in shares[1:]:
+            dQ += share
         dQ /= dt(divisor)
         # finite inputs give a non-finite gradient only by overflowing (or by an lse that is not the forward's)
         grads = AttentionGradients(

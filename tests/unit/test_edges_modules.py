@@ -322,7 +322,18 @@ SPECS = {
     # issue 25: the tiled forward and backward (FlashAttention)
     "blocked.flash_attention": (
         blocked.flash_attention,
-        {"Q": X3, "K": X3, "V": X3, "mask": None, "scale": True, "return_lse": False, "query_tile": 2, "key_tile": 2, "dtype": "float64"},
+        {
+            "Q": X3,
+            "K": X3,
+            "V": X3,
+            "mask": None,
+            "scale": True,
+            "return_lse": False,
+            "query_tile": 2,
+            "key_tile": 2,
+            "dtype": "float64",
+            "workers": 1,
+        },
         {
             "Q": "matrix",
             "K": "matrix",
@@ -333,6 +344,7 @@ SPECS = {
             "query_tile": "size",
             "key_tile": "size",
             "dtype": "text",
+            "workers": "size",
         },
     ),
     "blocked.flash_attention_backward": (
@@ -349,6 +361,7 @@ SPECS = {
             "query_tile": 2,
             "key_tile": 1,
             "dtype": "float64",
+            "workers": 2,
         },
         {
             "Q": "matrix",
@@ -362,6 +375,7 @@ SPECS = {
             "query_tile": "size",
             "key_tile": "size",
             "dtype": "text",
+            "workers": "size",
         },
     ),
     "training.previous_token_task": (

@@ -57,6 +57,21 @@ def test_tiles_give_attention_and_its_gradients(problem):
         np.testing.assert_allclose(got, ref, atol=TOL, rtol=TOL)
 
 
+def test_workers_share_the_tiles_and_give_the_same_numbers():
+    rng = np.random.default_rng(6)
+    Q, K, V, dO = rng.standard_normal((50, 4)), rng.standard_normal((45, 4)), rng.standard_normal((45, 3)), rng.standard_normal((50, 3))
+    for mask in (None, "causal"):
+        out, lse = flash_attention(Q, K, V, mask=mask, return_lse=True, query_tile=8, key_tile=8)
+        out2, lse2 = flash_attention(Q, K, V, mask=mask, return_lse=True, query_tile=8, key_tile=8, workers=3)
+        assert np.array_equal(out, out2) and np.array_equal(lse, lse2)  # each query tile is computed the same way
+        one = flash_attention_backward(Q, K, V, out, lse, dO, mask=mask, query_tile=8, key_tile=8)
+        three = flash_attention_backward(Q, K, V, out, lse, dO, mask=mask, query_tile=8, key_tile=8, workers=3)
+        assert np.array_equal(one.dK, three.dK) and np.array_equal(one.dV, three.dV)
+        np.testing.assert_allclose(three.dQ, one.dQ, atol=1e-14)  # dQ's shares are summed in another order
+    with pytest.raises(ValueError, match="mask.*query row 0"):  # an error in a worker thread reaches the caller
+        flash_attention(Q, K, V, mask=lambda i, j: i > 0 + 0 * j, query_tile=8, workers=2)
+
+
 def test_one_online_softmax_for_blocks_and_tiles():
     """A single query tile holding every query is chunked_attention's computation: the same numbers."""
     rng = np.random.default_rng(4)
