@@ -241,8 +241,9 @@ def attention_traffic(
     * ``"dense"`` (:func:`attnlib.core.attention`): ``Q``, ``K``, ``V`` are read and the output written once
       (``4 n d w``); when the ``n x n`` scores do not fit, every pass of :data:`DENSE_PASSES` moves
       ``n^2 w`` bytes: ``12 n^2 w`` in all;
-    * ``"key_blocked"`` (:func:`attnlib.blocked.chunked_attention`, ``b = block_size``): when an ``n x b``
-      strip does not fit, the passes of :data:`BLOCK_PASSES` over the strips move ``15 n^2 w`` bytes, since
+    * ``"key_blocked"`` (:func:`attnlib.blocked.chunked_attention`, ``b = block_size``): when its working
+      set (two ``n x b`` strips, a block of keys and values, the queries and the running output) does not
+      fit, the passes of :data:`BLOCK_PASSES` over the strips move ``15 n^2 w`` bytes, since
       the strips tile the whole ``n x n`` score matrix; and when the queries and the running output
       (``2 n d w``) do not fit either, every block reads ``Q`` and reads and writes the output
       (4 reads and 3 writes of ``n d w``, with the block's ``p V``);
@@ -277,8 +278,10 @@ def attention_traffic(
     18.5625
     >>> attention_traffic("tiled", 4096, 64, mib, query_tile=128, key_tile=256).total / (4096**2 * 8)
     1.03125
-    >>> attention_traffic("key_blocked", 4096, 64, 32 * mib).total / (4096**2 * 8)  # a 4 MiB strip fits in 32 MiB
+    >>> attention_traffic("key_blocked", 4096, 64, 32 * mib).total / (4096**2 * 8)  # two 4 MiB strips fit in 32 MiB
     0.0625
+    >>> attention_traffic("key_blocked", 16384, 64, 32 * mib).total / (16384**2 * 8)  # two 16 MiB strips do not
+    15.015625
     >>> attention_traffic("tiled", 64, 64, mib)  # everything fits: each number moves once
     Traffic(read=98304, written=32768)
     """
@@ -298,7 +301,7 @@ def attention_traffic(
             read += DENSE_PASSES[0] * square
             written += DENSE_PASSES[1] * square
     elif method == "key_blocked":
-        if (n * b + 2 * b * d) * w > cache:
+        if (2 * n * b + 2 * b * d + 2 * n * d) * w > cache:  # two strips, a block of K and V, Q and the output
             read += BLOCK_PASSES[0] * square
             written += BLOCK_PASSES[1] * square
         if 2 * n * d * w > cache:
