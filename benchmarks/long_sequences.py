@@ -169,7 +169,8 @@ def measure_one(
         row["tiled"] = median_time(flash, args.repeats)
         if state.get("torch_time") is not None:
             row["torch_run"] = state["torch_time"](n, dtype)
-        row["backward"] = median_time(back, args.repeats)
+        if n <= args.max_backward_n:
+            row["backward"] = median_time(back, args.repeats)
         if dtype == "float64":
             free = available_bytes()
             need = state["dense_per_matrix"] * score_matrix_bytes(n, "float64")
@@ -179,8 +180,9 @@ def measure_one(
                 row["blocked"] = median_time(blocked, args.repeats)
     if with_memory:
         row["tiled_extra"] = peak_memory_bytes(flash) - out.nbytes
-        row["gradient_bytes"] = 3 * out.nbytes  # dQ, dK, dV: n x d each, as the output (d_k = d_v = D)
-        row["backward_extra"] = peak_memory_bytes(back) - row["gradient_bytes"]
+        if "backward" in row:
+            row["gradient_bytes"] = 3 * out.nbytes  # dQ, dK, dV: n x d each, as the output (d_k = d_v = D)
+            row["backward_extra"] = peak_memory_bytes(back) - row["gradient_bytes"]
         if "blocked" in row:
             row["blocked_peak"] = peak_memory_bytes(blocked)
         if "dense" in row:
@@ -205,6 +207,25 @@ def measure(args: argparse.Namespace, threads: int | None, with_memory: bool, to
             rows.append(measure_one(args, n, dtype, threads, with_memory, state))
             print(f"  measured {dtype} n={n} (BLAS threads: {threads or 'default'})", flush=True)
     return {"threads": threads, "rows": rows}
+
+
+def measure_interleaved(args: argparse.Namespace, timers: dict[int | None, TorchTimer]) -> list[dict[str, Any]]:
+    """Both thread settings at each (dtype, n) in turn; every row is printed (and saved) as soon as it is measured."""
+    import numpy as np
+
+    runs = {threads: {"threads": threads, "rows": []} for threads in timers}
+    states = {threads: {"rng": np.random.default_rng(0), "dense_per_matrix": 6.0, "torch_time": timer} for threads, timer in timers.items()}
+    for dtype in DTYPES:
+        for n in [n for n in LENGTHS if n <= args.max_n]:
+            for threads in timers:
+                row = measure_one(args, n, dtype, threads, threads == 1, states[threads])
+                runs[threads]["rows"].append(row)
+                shown = {k: v for k, v in row.items() if k != "torch_run"}
+                shown["torch"] = (row.get("torch_run") or {}).get("times", {}).get(f"{dtype}:{n}")
+                print(f"  row (BLAS threads {threads or 'default'}, load {os.getloadavg()[0]:.2f}): {json.dumps(shown)}", flush=True)
+                if args.json:
+                    args.json.write_text(json.dumps(list(runs.values()), indent=1))
+    return list(runs.values())
 
 
 def measure_in_subprocess(args: argparse.Namespace, threads: int) -> dict[str, Any]:
@@ -248,10 +269,10 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
             print(head + "\n" + "-" * len(head))
             for r in rows:
                 print(
-                    f"{r['n']:>6} | {fmt(r.get('dense'))} | {fmt(r.get('blocked'))} | {fmt(r['tiled'])} | {fmt(r['backward'])} | "
+                    f"{r['n']:>6} | {fmt(r.get('dense'))} | {fmt(r.get('blocked'))} | {fmt(r['tiled'])} | {fmt(r.get('backward'))} | "
                     f"{fmt(r['torch'])} | {fmt(ratio(r['tiled'], r.get('dense')), '11.2f')} | "
                     f"{fmt(ratio(r['tiled'], r.get('blocked')), '13.2f')} | {fmt(ratio(r['tiled'], r['torch']), '11.2f')} | "
-                    f"{fmt(ratio(r['backward'], r['tiled']), '7.2f')}"
+                    f"{fmt(ratio(r.get('backward'), r['tiled']), '7.2f')}"
                 )
             print("fitted exponents p of c n^p on n >= 2048:")
             exps = {}
@@ -281,7 +302,7 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
                     f"{x:.2f}x" + (f" -> {'met' if x <= 1.5 else 'NOT met'}" if dtype == "float64" else "") if x else "torch not measured"
                 )
                 goals.append(f"{where} tiled / torch at {n:,}{target}: {verdict}")
-            worst = max((ratio(r["backward"], r["tiled"]) for r in rows if r["n"] >= 2048), default=None)
+            worst = max((ratio(r["backward"], r["tiled"]) for r in rows if r["n"] >= 2048 and "backward" in r), default=None)
             if worst is not None:
                 goals.append(
                     f"{where} tiled backward <= 3x forward (n >= 2048, worst): {worst:.2f}x -> {'met' if worst <= 3 else 'NOT met'}"
@@ -298,7 +319,7 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
                 print(
                     f"{r['dtype']:>7} | {r['n']:>6} | {format_bytes(dense) if dense else '':>10} | "
                     f"{format_bytes(blocked) if blocked else '':>10} | "
-                    f"{format_bytes(r['tiled_extra']):>10} | {format_bytes(r['backward_extra']):>10} | "
+                    f"{format_bytes(r['tiled_extra']):>10} | {format_bytes(r['backward_extra']) if 'backward_extra' in r else '':>10} | "
                     f"{fmt(ratio(dense, r['tiled_extra']), '11.0f')} | {fmt(ratio(blocked, r['tiled_extra']), '13.0f')}"
                 )
             for dtype in DTYPES:
@@ -309,7 +330,7 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
                     f"{'met' if worst <= 16 * 2**20 else 'NOT met'}"
                 )
                 # the whole peak of the backward, its three n x d gradients included
-                pts = [(r["n"], r["backward_extra"] + r["gradient_bytes"]) for r in rows if r["n"] >= 2048]
+                pts = [(r["n"], r["backward_extra"] + r["gradient_bytes"]) for r in rows if r["n"] >= 2048 and "backward_extra" in r]
                 if len(pts) >= 2:
                     p = fit_power_law([a for a, _ in pts], [b for _, b in pts]).exponent
                     verdict = "met" if p <= 1.1 else "NOT met"
@@ -342,7 +363,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-n", type=int, default=65536)
     parser.add_argument("--max-dense-n", type=int, default=16384, help="largest n for the dense pass (it needs about 5 n^2 numbers)")
-    parser.add_argument("--max-blocked-n", type=int, default=32768, help="largest n for chunked_attention (slow beyond)")
+    parser.add_argument("--max-blocked-n", type=int, default=16384, help="largest n for chunked_attention (slow beyond)")
+    parser.add_argument("--max-backward-n", type=int, default=32768, help="largest n for the tiled backward pass")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--torch-python", help="a Python that can import torch, when this one cannot")
     parser.add_argument("--json", type=Path, help="also write the measurements to this file")
@@ -367,17 +389,19 @@ def main() -> None:
         have_threadpoolctl = False
         print("threadpoolctl is not installed: the one-thread run is a subprocess with the BLAS thread variables set to 1")
     runs: list[dict[str, Any]] = []
-    torch_runs: dict[Any, dict[str, Any] | None] = {}
-    for threads in (1, None):
-        torch_runs[threads] = None
+    torch_runs: dict[Any, dict[str, Any] | None] = {1: None, None: None}
 
-        def torch_time(n: int, dtype: str, threads: int | None = threads) -> dict[str, Any] | None:
+    def torch_timer(threads: int | None) -> TorchTimer:
+        def torch_time(n: int, dtype: str) -> dict[str, Any] | None:
             return time_torch([n], [dtype], threads, args.repeats, args.torch_python)
 
-        if threads == 1 and not have_threadpoolctl:
-            runs.append(measure_in_subprocess(args, 1))
-        else:
-            runs.append(measure(args, threads, with_memory=threads == 1, torch_time=torch_time))
+        return torch_time
+
+    if have_threadpoolctl:
+        # one (dtype, n) in both thread settings before the next, so that each pair of rows shares a moment
+        runs = measure_interleaved(args, {1: torch_timer(1), None: torch_timer(None)})
+    else:
+        runs = [measure_in_subprocess(args, 1), measure(args, None, with_memory=False, torch_time=torch_timer(None))]
     report(runs, torch_runs)
     print(f"\n(measured in {time.perf_counter() - start:.0f} s; load average {os.getloadavg()[0]:.2f} at the end)")
     if args.json:
