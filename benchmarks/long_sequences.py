@@ -202,11 +202,25 @@ def measure(args: argparse.Namespace, threads: int | None, with_memory: bool, to
     # the dense peak in n x n float64 arrays (updated from each measurement) decides where dense fits
     state: dict[str, Any] = {"rng": np.random.default_rng(0), "dense_per_matrix": 6.0, "torch_time": torch_time}
     rows = []
-    for dtype in DTYPES:
-        for n in [n for n in LENGTHS if n <= args.max_n]:
+    for dtype in dtypes_of(args):
+        for n in lengths_of(args):
             rows.append(measure_one(args, n, dtype, threads, with_memory, state))
             print(f"  measured {dtype} n={n} (BLAS threads: {threads or 'default'})", flush=True)
     return {"threads": threads, "rows": rows}
+
+
+def lengths_of(args: argparse.Namespace) -> list[int]:
+    if getattr(args, "lengths", None):
+        return [int(x) for x in str(args.lengths).split(",")]
+    return [n for n in LENGTHS if n <= args.max_n]
+
+
+def dtypes_of(args: argparse.Namespace) -> list[str]:
+    chosen = [x.strip() for x in str(getattr(args, "dtypes", ",".join(DTYPES))).split(",")]
+    bad = [x for x in chosen if x not in DTYPES]
+    if bad:
+        raise SystemExit(f"--dtypes takes {', '.join(DTYPES)}; got {', '.join(bad)}")
+    return chosen
 
 
 def measure_interleaved(args: argparse.Namespace, timers: dict[int | None, TorchTimer]) -> list[dict[str, Any]]:
@@ -215,8 +229,8 @@ def measure_interleaved(args: argparse.Namespace, timers: dict[int | None, Torch
 
     runs = {threads: {"threads": threads, "rows": []} for threads in timers}
     states = {threads: {"rng": np.random.default_rng(0), "dense_per_matrix": 6.0, "torch_time": timer} for threads, timer in timers.items()}
-    for dtype in DTYPES:
-        for n in [n for n in LENGTHS if n <= args.max_n]:
+    for dtype in dtypes_of(args):
+        for n in lengths_of(args):
             for threads in timers:
                 row = measure_one(args, n, dtype, threads, threads == 1, states[threads])
                 runs[threads]["rows"].append(row)
@@ -256,6 +270,8 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
         label = "1 BLAS thread" if run["threads"] == 1 else "BLAS default threads"
         for dtype in DTYPES:
             rows = [r for r in run["rows"] if r["dtype"] == dtype]
+            if not rows:
+                continue
             for r in rows:
                 got = r.get("torch_run")
                 r["torch"] = got["times"].get(f"{dtype}:{r['n']}") if got else None
@@ -323,7 +339,9 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
                     f"{fmt(ratio(dense, r['tiled_extra']), '11.0f')} | {fmt(ratio(blocked, r['tiled_extra']), '13.0f')}"
                 )
             for dtype in DTYPES:
-                rows = [r for r in run["rows"] if r["dtype"] == dtype]
+                rows = [r for r in run["rows"] if r["dtype"] == dtype and "tiled_extra" in r]
+                if not rows:
+                    continue
                 worst = max(r["tiled_extra"] for r in rows)
                 goals.append(
                     f"[{dtype}] tiled working memory <= 16 MiB at every n up to {rows[-1]['n']:,}: largest {format_bytes(worst)} -> "
@@ -362,6 +380,8 @@ def report(runs: list[dict[str, Any]], torch_runs: dict[Any, dict[str, Any] | No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-n", type=int, default=65536)
+    parser.add_argument("--lengths", help="only these n, comma-separated (for example 4096,16384)")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="float64, float32 or both (comma-separated)")
     parser.add_argument("--max-dense-n", type=int, default=16384, help="largest n for the dense pass (it needs about 5 n^2 numbers)")
     parser.add_argument("--max-blocked-n", type=int, default=16384, help="largest n for chunked_attention (slow beyond)")
     parser.add_argument("--max-backward-n", type=int, default=32768, help="largest n for the tiled backward pass")
