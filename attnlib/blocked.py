@@ -20,6 +20,7 @@ records every step for one row of scores, for worked examples.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,18 +29,22 @@ import numpy as np
 import sympy as sp
 
 from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
+from .backward import AttentionGradients
 from .core import _check_qk, scale_divisor
 
 __all__ = [
+    "TILE_DTYPES",
     "KeyBlock",
     "OnlineStep",
-    "online_softmax_step",
-    "online_softmax_trace",
+    "TwoBlockIdentity",
     "block_count",
+    "chunked_attention",
+    "flash_attention",
+    "flash_attention_backward",
     "key_block",
     "key_blocks",
-    "chunked_attention",
-    "TwoBlockIdentity",
+    "online_softmax_step",
+    "online_softmax_trace",
     "two_block_identity",
 ]
 
@@ -137,15 +142,35 @@ def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = Fals
     return [key_block(n_queries, n_keys, block_size, index, causal) for index in range(count)]
 
 
-def _step(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The online-softmax update without input checks (see :func:`online_softmax_step`)."""
+def _online_softmax_update(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """The one online-softmax update of attnlib, in place; every blocked and tiled pass calls it.
+
+    ``m`` and ``l`` (one entry per row of ``scores``) become the new running maximum and normaliser,
+    ``scores`` becomes the block's terms ``p = exp(scores - m_new)``, and the factor
+    ``rescale = exp(m_old - m_new)`` is returned. Nothing of the block's size is allocated: the
+    exponential is written over the scores (``np.exp(..., out=...)``), which is much faster than
+    writing a fresh array.
+
+    A row whose keys so far are all masked has ``m_new = -inf``; ``-inf - (-inf)`` would be NaN, so
+    such a row is shifted by 0 instead: its terms ``exp(-inf) = 0`` and its ``rescale`` are then
+    exact, and ``l`` stays 0 until an allowed key comes.
+    """
     m_new = np.maximum(m, scores.max(axis=-1))
-    # A row whose keys so far are all masked has m = -inf; shifting by 0 keeps exp() away from -inf - (-inf).
     shift = np.where(np.isneginf(m_new), 0.0, m_new)
     rescale = np.exp(m - shift)
-    p = scores - shift[..., None]
-    np.exp(p, out=p)
-    return m_new, l * rescale + p.sum(axis=-1), rescale, p
+    scores -= shift[..., None]
+    np.exp(scores, out=scores)
+    l *= rescale
+    l += scores.sum(axis=-1)
+    m[...] = m_new
+    return rescale
+
+
+def _step(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_online_softmax_update` on copies: returns ``m_new, l_new, rescale, p`` and changes nothing given."""
+    m_new, l_new = np.array(m, dtype=float), np.array(l, dtype=float)
+    rescale = _online_softmax_update(m_new, l_new, scores)
+    return m_new, l_new, rescale, scores
 
 
 def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -440,22 +465,25 @@ def chunked_attention(
         with quiet():
             # the same overflow checks (and messages) as attnlib.core.attention, made before the mask is
             # applied, so that an overflowed score never passes for a masked key
-            s = _finite_block(q[r0:r1] @ k[c0:c1].T, "the scores Q K^T", "Q and K")
-            s /= divisor
+            raw = _finite_block(q[r0:r1] @ k[c0:c1].T, "the scores Q K^T", "Q and K")
+            # a second strip, as attention keeps Q K^T and the scaled scores apart: the working set stays
+            # the two n x block strips that cost.blocked_working_set_bytes (and Exercise 15.3) count
+            s = raw / divisor
             _finite_block(s, f"the scores divided by the scale {divisor:g}", "Q and K (and the scale)")
             allowed = _allowed_in_block(kind, payload, block)
             if allowed is not None:
                 np.copyto(s, -np.inf, where=~allowed)
-            m_new, l_new, rescale, p = _step(m[r0:r1], l[r0:r1], s)
+            l_old = l[r0:r1].copy()
+            rescale = _online_softmax_update(m[r0:r1], l[r0:r1], s)  # s now holds the block's terms p
+            l_new = l[r0:r1]
             seen = l_new > 0  # rows with an allowed key so far (the others stay 0 until one comes)
             norm = np.where(seen, l_new, 1.0)
             o = out[r0:r1]  # a view: updated in place
-            o *= np.where(seen, l[r0:r1] * rescale / norm, 0.0)[:, None]
-            p /= norm[:, None]
-            o += p @ v[c0:c1]
+            o *= np.where(seen, l_old * rescale / norm, 0.0)[:, None]
+            s /= norm[:, None]
+            o += s @ v[c0:c1]
             _finite_block(o, "the output softmax(scores) @ V", "V")
-        m[r0:r1], l[r0:r1] = m_new, l_new
-        del s, p
+        del raw, s
     empty = np.isneginf(m)
     if empty.any():
         # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
@@ -556,3 +584,401 @@ def two_block_identity(first: int = 2, second: int = 2) -> TwoBlockIdentity:
         sp.simplify(merged - full),
         sp.simplify(merged_output - softmax_output),
     )
+
+
+# --- FlashAttention: tiles of queries and keys (chapter 15) -------------------------------------
+
+#: The floating-point formats the tiled functions compute in (``dtype=``); float64 is attnlib's default.
+TILE_DTYPES: dict[str, type] = {"float64": np.float64, "float32": np.float32}
+
+#: Default tile shape (queries x keys). A 256 x 512 float64 tile of scores is 1 MiB, the size of a core's
+#: L2 cache on the machine the book was measured on (half of it in float32); with 64 numbers per query
+#: the two products of a tile are wide enough for BLAS to run near full speed, and Python's cost per tile
+#: is small next to them. Of the shapes 64 ... 512 by 256 ... 1024 tried there (one BLAS thread,
+#: n = 4096), this one was among the fastest.
+QUERY_TILE, KEY_TILE = 256, 512
+
+
+def _largest_magnitude(arr: np.ndarray) -> float:
+    """``max |arr|`` without allocating an array of ``arr``'s size."""
+    return max(float(-arr.min()), float(arr.max())) if arr.size else 0.0
+
+
+def _operand(name: str, value: Any, dt: type) -> np.ndarray:
+    """``value`` as a finite matrix in the format ``dt``, without a copy when it already is one.
+
+    A plain numpy array of the right format, two dimensions and finite entries is used as it is
+    (the tiled functions never write into their inputs), so that an input of ``n x d`` numbers costs
+    no memory; anything else goes through attnlib's checks (:func:`attnlib._validate.as_matrix`)
+    and is converted.
+    """
+    if type(value) is np.ndarray and value.dtype == dt and value.ndim == 2 and value.size:
+        with quiet():
+            if np.isfinite(value.min()) and np.isfinite(value.max()):
+                return value
+    arr = as_matrix(name, value)
+    if dt is np.float64:
+        return arr
+    big = float(np.finfo(dt).max)
+    if _largest_magnitude(arr) > big:
+        raise ValueError(f"{name} has entries beyond the range of {np.dtype(dt).name} (about {big:.1e}); compute in float64")
+    return arr.astype(dt)
+
+
+def _check_qkv(Q: Any, K: Any, V: Any, dt: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checks of :func:`attnlib.core.attention` (same messages) on the operands of the tiled functions."""
+    q, k, v = _operand("Q", Q, dt), _operand("K", K, dt), _operand("V", V, dt)
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(
+            f"Q has d_k={q.shape[1]} but K has d_k={k.shape[1]} (Q is {q.shape}, K is {k.shape}); queries and keys must have the same width"
+        )
+    if v.shape[0] != k.shape[0]:
+        raise ValueError(
+            f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
+        )
+    return q, k, v
+
+
+def _tile_dtype(dtype: Any) -> type:
+    if not isinstance(dtype, str) or dtype not in TILE_DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(TILE_DTYPES)}; got {dtype!r}")
+    return TILE_DTYPES[dtype]
+
+
+def _tiles(n: int, size: int) -> range:
+    return range(0, n, size)
+
+
+def _contiguous(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """A C-contiguous ``rows x cols`` view at the start of a flat preallocated buffer."""
+    return buffer[: rows * cols].reshape(rows, cols)
+
+
+def _score_guard(q: np.ndarray, k: np.ndarray, divisor: float) -> bool:
+    """Whether a tile of ``q k^T / divisor`` may overflow: False when ``d max|q| max|k| / divisor`` bounds every score safely.
+
+    Every partial sum of a dot product is at most that bound, so when it is below a quarter of the
+    format's largest number no score can overflow and the per-tile checks are skipped.
+    """
+    with quiet():
+        bound = float(q.shape[1]) * (_largest_magnitude(q) / divisor) * _largest_magnitude(k)
+    return not bound < float(np.finfo(q.dtype).max) / 4
+
+
+def _check_tile(s: np.ndarray, divisor: float) -> None:
+    """The overflow error of attention for a tile of scaled scores, raised before any mask is applied."""
+    if not (np.isfinite(s.min()) and np.isfinite(s.max())):
+        finite_result(s, f"the scores Q K^T divided by the scale {divisor:g}", "Q and K (and the scale)")
+
+
+def _value_shift(v: np.ndarray, n_keys: int) -> int:
+    """A power of two ``e`` such that ``n_keys * max|v| / 2**e`` cannot overflow: sums of ``p v`` stay finite.
+
+    Multiplying by a power of two is exact (until numbers fall below the smallest normal float), so
+    the values are divided by ``2**e`` before the tiles and the output multiplied back after.
+    """
+    big = float(np.finfo(v.dtype).max)
+    top = _largest_magnitude(v)
+    if top * (n_keys + 1) < big / 4:
+        return 0
+    return int(np.ceil(np.log2(top / (big / 4))) + np.ceil(np.log2(n_keys + 1)))
+
+
+def _tile_sizes(query_tile: Any, key_tile: Any, n_q: int, n_k: int) -> tuple[int, int]:
+    return min(as_positive_int("query_tile", query_tile), n_q), min(as_positive_int("key_tile", key_tile), n_k)
+
+
+def _raise_if_rows_see_nothing(empty: np.ndarray, n_q: int, n_k: int) -> None:
+    if empty.any():
+        # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
+        as_bool_matrix("mask", np.broadcast_to(~empty[:, None], (n_q, n_k)), (n_q, n_k))
+
+
+def _run_workers(work: Callable[[Sequence[int]], Any], starts: list[int], workers: int) -> list[Any]:
+    """``work`` over the tile ``starts``, split round-robin among ``workers`` threads (each with one BLAS thread).
+
+    numpy releases the interpreter lock in its products and element-wise loops, so the threads run at
+    the same time. Round-robin gives each thread early and late tiles alike (a causal mask makes the
+    later query tiles longer). An error in a thread is raised here.
+    """
+    workers = min(workers, len(starts))
+    if workers <= 1:
+        return [work(starts)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency (not on Pyodide, which has no threads)
+        limits: Any = contextlib.nullcontext()
+    else:
+        limits = threadpool_limits(limits=1, user_api="blas")
+    with limits, ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_quietly, work, starts[i::workers]) for i in range(workers)]
+        return [f.result() for f in futures]
+
+
+def _quietly(work: Callable[[Sequence[int]], Any], starts: Sequence[int]) -> Any:
+    """``work(starts)`` with numpy's warnings silenced in this thread too (numpy's error state is per thread)."""
+    with quiet():
+        return work(starts)
+
+
+def flash_attention(
+    Q: Any,
+    K: Any,
+    V: Any,
+    mask: Any = None,
+    scale: bool | float = True,
+    return_lse: bool = False,
+    *,
+    query_tile: int = QUERY_TILE,
+    key_tile: int = KEY_TILE,
+    dtype: str = "float64",
+    workers: int = 1,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Exact attention in tiles of ``query_tile`` queries by ``key_tile`` keys (FlashAttention's forward pass).
+
+    :func:`chunked_attention` takes the keys in blocks but scores *all* queries
+    against each block, so each step holds an ``n_q x block`` strip that grows
+    with ``n`` and leaves the cache. Here the queries are tiled too: for each
+    tile of queries the key tiles are visited in order and folded into the
+    running maximum, normaliser and weighted sum of values of those queries
+    only (the online softmax of :func:`online_softmax_step`, the same code).
+    The arrays that exist besides the inputs and the output have at most
+    ``query_tile x key_tile`` entries, whatever ``n`` is, and they are
+    allocated once and reused for every tile.
+
+    Parameters
+    ----------
+    Q, K, V, mask, scale, return_lse:
+        As in :func:`chunked_attention` (every mask form it takes: ``None``,
+        ``"causal"``, a function ``allowed(i, j)``, a boolean or additive
+        array). A query row that may attend to no key raises the same
+        :class:`ValueError` as :func:`attnlib.core.attention`; an overflowing
+        score raises an overflow error before any mask is applied, so it is
+        never taken for a masked key.
+    query_tile, key_tile:
+        The tile shape (keyword only); tiles at the edges may be smaller.
+    dtype:
+        ``"float64"`` (attnlib's format) or ``"float32"``; the inputs are
+        converted and every tile is computed in that format.
+    workers:
+        How many threads share the query tiles (keyword only). With more than
+        one, each thread computes its own tiles with one BLAS thread
+        (threadpoolctl), which is how FlashAttention spreads its work over a
+        GPU's processors; the output does not depend on it.
+
+    Returns
+    -------
+    output:
+        ``(n_q, d_v)`` in ``dtype``; with ``return_lse=True`` the pair
+        ``(output, lse)``, ``lse[i] = log(sum_j exp(s_ij))`` over the scaled,
+        masked scores of row ``i``, which :func:`flash_attention_backward` needs.
+
+    Examples
+    --------
+    >>> from attnlib.core import attention, running_example
+    >>> X = running_example()
+    >>> flash_attention(X, X, X, query_tile=2, key_tile=2).round(4).tolist()
+    [[0.6155, 0.3845], [0.3845, 0.6155], [0.5, 0.5]]
+    >>> out, lse = flash_attention(X, X, X, mask="causal", return_lse=True, query_tile=1, key_tile=2)
+    >>> bool(np.allclose(out, attention(X, X, X, mask=np.tril(np.ones((3, 3), bool))).output))
+    True
+    >>> lse.round(4).tolist()
+    [0.7071, 1.1079, 1.4522]
+    """
+    dt = _tile_dtype(dtype)
+    q, k, v = _check_qkv(Q, K, V, dt)
+    return_lse = as_flag("return_lse", return_lse)
+    divisor = scale_divisor(q.shape[1], scale)
+    n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
+    qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
+    workers = as_positive_int("workers", workers)
+    kind, payload = _mask_for_blocks(mask, (n_q, n_k))
+    with quiet():
+        guard = _score_guard(q, k, divisor)
+        shift = _value_shift(v, n_k)
+        if shift:
+            v = np.ldexp(v, -shift).astype(dt)
+    out = np.empty((n_q, d_v), dt)
+    lse = np.empty(n_q, dt)
+
+    def query_tiles(starts: Sequence[int]) -> None:
+        """The tiles of queries starting at ``starts``, with buffers of their own (one call per worker)."""
+        q_tile = np.empty(qt * d_k, dt)  # the tile's queries divided by the scale, once per query tile
+        scores = np.empty(qt * kt, dt)  # the one tile of scores, then of their exponentials
+        acc, part = np.empty(qt * d_v, dt), np.empty(qt * d_v, dt)  # the tile's running sum of p v, one tile's p v
+        m_buf, l_buf = np.empty(qt, dt), np.empty(qt, dt)
+        for r0 in starts:
+            r1 = min(r0 + qt, n_q)
+            rows = r1 - r0
+            m, l, a, pv = m_buf[:rows], l_buf[:rows], _contiguous(acc, rows, d_v), _contiguous(part, rows, d_v)
+            qs = _contiguous(q_tile, rows, d_k)
+            np.divide(q[r0:r1], divisor, out=qs)
+            m.fill(-np.inf)
+            l.fill(0)
+            a.fill(0)
+            last_key = min(n_k, r1) if kind == "causal" else n_k  # causal: no key after the tile's last query
+            for c0 in _tiles(last_key, kt):
+                c1 = min(c0 + kt, last_key)
+                s = _contiguous(scores, rows, c1 - c0)
+                np.matmul(qs, k[c0:c1].T, out=s)
+                if guard:
+                    _check_tile(s, divisor)
+                allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
+                if allowed is not None:
+                    np.copyto(s, -np.inf, where=~allowed)
+                rescale = _online_softmax_update(m, l, s)  # s now holds p = exp(s - m)
+                a *= rescale[:, None]
+                np.matmul(s, v[c0:c1], out=pv)
+                a += pv
+            seen = l > 0
+            np.divide(a, np.where(seen, l, 1)[:, None], out=out[r0:r1])
+            lse[r0:r1] = m + np.log(np.where(seen, l, 1))
+            lse[r0:r1][~seen] = -np.inf
+
+    with quiet():
+        # query tiles are independent: each worker takes every workers-th one (the result does not depend on workers)
+        _run_workers(query_tiles, list(_tiles(n_q, qt)), workers)
+        _raise_if_rows_see_nothing(np.isneginf(lse), n_q, n_k)
+        if shift:
+            out = np.ldexp(out, shift).astype(dt)
+        finite_result(out, "the output softmax(scores) @ V", "V")
+    if return_lse:
+        return out, lse
+    return out
+
+
+def flash_attention_backward(
+    Q: Any,
+    K: Any,
+    V: Any,
+    output: Any,
+    lse: Any,
+    d_output: Any,
+    mask: Any = None,
+    scale: bool | float = True,
+    *,
+    query_tile: int = QUERY_TILE,
+    key_tile: int = KEY_TILE,
+    dtype: str = "float64",
+    workers: int = 1,
+) -> AttentionGradients:
+    """The backward pass of attention tile by tile, from the saved output and log-sum-exp (FlashAttention's).
+
+    The weights of a tile are recomputed from the saved ``lse``:
+    ``P = exp(Q_i K_j^T / c - lse_i)`` is exactly the tile of
+    ``softmax(Q K^T / c)`` (masked entries are 0), so nothing of size
+    ``n_q x n_k`` is ever stored. The softmax backward needs
+    ``rowsum(dA * A)`` for each row; since ``dA = dO V^T`` and ``O = A V``,
+    it equals ``D = rowsum(dO * O)``, which the output gives in ``n_q x d_v``
+    operations. Then, per tile:
+
+    * ``dV_j += P^T dO_i``;
+    * ``dS = P * (dO_i V_j^T - D_i)``;
+    * ``dQ_i += dS K_j / c`` and ``dK_j += dS^T Q_i / c``.
+
+    Parameters
+    ----------
+    Q, K, V, mask, scale:
+        As in :func:`flash_attention` (the same mask forms and checks).
+    output, lse:
+        What ``flash_attention(Q, K, V, mask, scale, return_lse=True)`` returned:
+        ``(n_q, d_v)`` and ``(n_q,)``.
+    d_output:
+        ``dL/dO``, shape ``(n_q, d_v)``.
+    query_tile, key_tile, dtype:
+        As in :func:`flash_attention` (keyword only).
+    workers:
+        How many threads share the key tiles (keyword only, one BLAS thread
+        each). Each thread adds to its own ``n_q x d_k`` copy of ``dQ`` (the
+        copies are summed at the end), so ``workers - 1`` such arrays are
+        added to the memory; the gradients agree with ``workers=1`` to rounding.
+
+    Returns
+    -------
+    AttentionGradients
+        ``(dQ, dK, dV)``, the same named tuple as :func:`attnlib.backward.attention_backward`.
+
+    Examples
+    --------
+    >>> from attnlib.backward import attention_backward
+    >>> from attnlib.core import running_example
+    >>> X, dO = running_example(), np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> out, lse = flash_attention(X, X, X, return_lse=True)
+    >>> g = flash_attention_backward(X, X, X, out, lse, dO, query_tile=2, key_tile=2)
+    >>> g.dV.round(4).tolist()
+    [[0.7889, 0.7825], [0.5579, 1.2444], [0.6532, 0.9731]]
+    >>> bool(all(np.allclose(a, b) for a, b in zip(g, attention_backward(X, X, X, dO))))
+    True
+    """
+    dt = _tile_dtype(dtype)
+    q, k, v = _check_qkv(Q, K, V, dt)
+    n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
+    o, d_out = _operand("output", output, dt), _operand("d_output", d_output, dt)
+    for name, arr in (("output", o), ("d_output", d_out)):
+        if arr.shape != (n_q, d_v):
+            raise ValueError(f"{name} has shape {arr.shape} but the attention output has shape {(n_q, d_v)} (n_q, d_v)")
+    saved = as_array("lse", lse, 1).astype(dt)
+    if saved.shape != (n_q,):
+        raise ValueError(f"lse has shape {saved.shape} but there are {n_q} queries; it needs one log-sum-exp per query")
+    divisor = scale_divisor(d_k, scale)
+    qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
+    workers = as_positive_int("workers", workers)
+    kind, payload = _mask_for_blocks(mask, (n_q, n_k))
+    inputs = "output, lse and d_output"
+    with quiet():
+        if not np.isfinite(saved).all():
+            raise ValueError(f"lse has entries beyond the range of {np.dtype(dt).name}; compute in float64")
+        guard = _score_guard(q, k, divisor)
+        D = finite_result(np.einsum("ij,ij->i", d_out, o), "rowsum(d_output * output)", "output and d_output")
+    dK, dV = np.zeros((n_k, d_k), dt), np.zeros((n_k, d_v), dt)
+
+    def key_tiles(starts: Sequence[int]) -> np.ndarray:
+        """The tiles of keys starting at ``starts`` (one call per worker); returns this worker's share of dQ."""
+        dQ = np.zeros((n_q, d_k), dt)
+        p_buf, ds_buf = np.empty(qt * kt, dt), np.empty(qt * kt, dt)
+        kd, vd, qd, qsd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt), np.empty(qt * d_k, dt)
+        for c0 in starts:
+            c1 = min(c0 + kt, n_k)
+            cols = c1 - c0
+            dK_j, dV_j = dK[c0:c1], dV[c0:c1]  # only this worker writes these rows
+            first_row = (c0 // qt) * qt if kind == "causal" else 0  # causal: rows before key c0 see none of these keys
+            for r0 in range(first_row, n_q, qt):
+                r1 = min(r0 + qt, n_q)
+                rows = r1 - r0
+                p, ds, qs = _contiguous(p_buf, rows, cols), _contiguous(ds_buf, rows, cols), _contiguous(qsd, rows, d_k)
+                np.divide(q[r0:r1], divisor, out=qs)
+                np.matmul(qs, k[c0:c1].T, out=p)
+                if guard:
+                    _check_tile(p, divisor)
+                allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
+                if allowed is not None:
+                    np.copyto(p, -np.inf, where=~allowed)
+                p -= saved[r0:r1, None]
+                np.exp(p, out=p)  # the tile of weights A, recomputed
+                np.matmul(p.T, d_out[r0:r1], out=_contiguous(vd, cols, d_v))
+                dV_j += _contiguous(vd, cols, d_v)
+                np.matmul(d_out[r0:r1], v[c0:c1].T, out=ds)  # dA = dO V^T for this tile
+                ds -= D[r0:r1, None]
+                ds *= p  # dS = A * (dA - D)
+                np.matmul(ds, k[c0:c1], out=_contiguous(qd, rows, d_k))
+                dQ[r0:r1] += _contiguous(qd, rows, d_k)
+                np.matmul(ds.T, qs, out=_contiguous(kd, cols, d_k))
+                dK_j += _contiguous(kd, cols, d_k)
+        return dQ
+
+    with quiet():
+        # key tiles are independent for dK and dV; every worker adds to its own dQ, summed in a fixed order
+        shares = _run_workers(key_tiles, list(_tiles(n_k, kt)), workers)
+        dQ = shares[0]
+        for share in shares[1:]:
+            dQ += share
+        dQ /= dt(divisor)
+        # finite inputs give a non-finite gradient only by overflowing (or by an lse that is not the forward's)
+        grads = AttentionGradients(
+            finite_result(dQ, "the gradient dQ", f"{inputs} (and K)"),
+            finite_result(dK, "the gradient dK", f"{inputs} (and Q)"),
+            finite_result(dV, "the gradient dV", inputs),
+        )
+    return grads

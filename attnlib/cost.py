@@ -8,15 +8,32 @@ counts in binary units (KiB, MiB, GiB, ...).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._validate import as_positive_int
 from .formatting import format_bytes
 
-__all__ = ["DTYPE_BYTES", "bytes_per_entry", "score_matrix_entries", "score_matrix_bytes", "format_bytes"]
+__all__ = [
+    "BLOCK_PASSES",
+    "DENSE_PASSES",
+    "DTYPE_BYTES",
+    "TILE_PASSES",
+    "TRAFFIC_METHODS",
+    "Traffic",
+    "attention_flops",
+    "attention_traffic",
+    "blocked_working_set_bytes",
+    "bytes_per_entry",
+    "format_bytes",
+    "score_matrix_bytes",
+    "score_matrix_entries",
+]
 
 #: Bytes per number for the floating-point formats attention is usually run in.
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
 
 def bytes_per_entry(dtype: str) -> int:
     """Bytes one number takes in ``dtype`` (a name from :data:`DTYPE_BYTES`).
@@ -62,8 +79,6 @@ def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: in
 
 
 # --- operations and the blocked version's memory (chapter 15) ---------------------------------
-
-__all__ += ["attention_flops", "blocked_working_set_bytes"]
 
 
 def attention_flops(n: int, d_k: int, heads: int = 1, d_v: int | None = None, n_keys: int | None = None) -> int:
@@ -140,3 +155,136 @@ def blocked_working_set_bytes(
     if input_copies:
         numbers += n * d_k + n_keys * (d_k + d_v)
     return heads * numbers * bytes_per_entry(dtype)
+
+
+# --- memory traffic: bytes between main memory and the cache (chapter 15, issue 25) -------------
+
+#: The three ways of computing attention the traffic model knows.
+TRAFFIC_METHODS = ("dense", "key_blocked", "tiled")
+
+#: Passes (reads, writes) over the ``n x n`` arrays in :func:`attnlib.core.attention`: ``Q K^T`` is written;
+#: the division by the scale reads it and writes the scaled scores; the softmax reads them for the maximum,
+#: reads them and writes ``x - max``, reads that and writes ``exp``, reads it for the sum, reads it and writes
+#: the weights; ``weights @ V`` reads the weights.
+DENSE_PASSES = (7, 5)
+
+#: Passes (reads, writes) over each ``n x block`` strip in :func:`attnlib.blocked.chunked_attention`: the
+#: product writes it; the overflow check reads it twice (minimum and maximum), the division by the scale
+#: reads and writes it, the second check reads it twice; the online softmax reads it for the maximum, reads
+#: and writes ``s - m``, reads and writes ``exp``, reads it for the sum; the normalisation reads and writes
+#: it; the product with the values reads it.
+BLOCK_PASSES = (10, 5)
+
+#: Passes (reads, writes) over each tile of scores in :func:`attnlib.blocked.flash_attention`: the product
+#: writes it, the maximum reads it, ``s - m`` and ``exp`` read and write it in place, the sum reads it and the
+#: product with the values reads it (no overflow checks while the bound of the inputs rules overflow out).
+TILE_PASSES = (5, 3)
+
+
+class Traffic(NamedTuple):
+    """Bytes one attention pass reads from and writes to main memory, by the model of :func:`attention_traffic`."""
+
+    read: int
+    written: int
+
+    @property
+    def total(self) -> int:
+        """``read + written``."""
+        return self.read + self.written
+
+
+def attention_traffic(
+    method: str,
+    n: int,
+    d: int,
+    cache_bytes: int,
+    *,
+    block_size: int = 128,
+    query_tile: int = 256,
+    key_tile: int = 512,
+    dtype: str = "float64",
+) -> Traffic:
+    """A model of the bytes moved between main memory and the cache by one attention pass (self-attention, no mask).
+
+    An array that fits in ``cache_bytes`` together with what is used alongside it is read from main memory
+    once and then stays in the cache; an array that does not is read (or written) in full at every pass over
+    it. With ``w`` bytes per number:
+
+    * ``"dense"`` (:func:`attnlib.core.attention`): ``Q``, ``K``, ``V`` are read and the output written once
+      (``4 n d w``); when the ``n x n`` scores do not fit, every pass of :data:`DENSE_PASSES` moves
+      ``n^2 w`` bytes: ``12 n^2 w`` in all;
+    * ``"key_blocked"`` (:func:`attnlib.blocked.chunked_attention`, ``b = block_size``): when its working
+      set (two ``n x b`` strips, a block of keys and values, the queries and the running output) does not
+      fit, the passes of :data:`BLOCK_PASSES` over the strips move ``15 n^2 w`` bytes, since
+      the strips tile the whole ``n x n`` score matrix; and when the queries and the running output
+      (``2 n d w``) do not fit either, every block reads ``Q`` and reads and writes the output
+      (4 reads and 3 writes of ``n d w``, with the block's ``p V``);
+    * ``"tiled"`` (:func:`attnlib.blocked.flash_attention`, tiles ``q x k``): a tile of scores stays in the
+      cache when ``q k w`` plus its queries, keys, values and running sum fit; then each query tile reads all
+      keys and values once, ``(n / q) 2 n d w`` bytes, plus ``Q`` and the output once. A tile that does not
+      fit adds the passes of :data:`TILE_PASSES` over ``n^2 w`` bytes.
+
+    The numbers are a model: a cache is not a box of ``cache_bytes`` that holds exactly what is used most,
+    prefetching hides part of the reading, and the arithmetic (about ``4 n^2 d`` operations for all three)
+    takes time of its own. The chapter compares the model with measured times.
+
+    Parameters
+    ----------
+    method:
+        One of :data:`TRAFFIC_METHODS`.
+    n, d:
+        Sequence length and the width of queries, keys and values.
+    cache_bytes:
+        The size of the cache in bytes (a core's L2 cache, say).
+    block_size, query_tile, key_tile:
+        The block of ``"key_blocked"`` and the tile shape of ``"tiled"`` (keyword only).
+    dtype:
+        A name from :data:`DTYPE_BYTES`.
+
+    Examples
+    --------
+    >>> mib = 2**20
+    >>> attention_traffic("dense", 4096, 64, mib).total / (4096**2 * 8)  # 12 passes, plus inputs and output
+    12.0625
+    >>> attention_traffic("key_blocked", 4096, 64, mib).total / (4096**2 * 8)
+    18.5625
+    >>> attention_traffic("tiled", 4096, 64, mib, query_tile=128, key_tile=256).total / (4096**2 * 8)
+    1.03125
+    >>> attention_traffic("key_blocked", 4096, 64, 32 * mib).total / (4096**2 * 8)  # two 4 MiB strips fit in 32 MiB
+    0.0625
+    >>> attention_traffic("key_blocked", 16384, 64, 32 * mib).total / (16384**2 * 8)  # two 16 MiB strips do not
+    15.015625
+    >>> attention_traffic("tiled", 64, 64, mib)  # everything fits: each number moves once
+    Traffic(read=98304, written=32768)
+    """
+    if not isinstance(method, str) or method not in TRAFFIC_METHODS:
+        raise ValueError(f"method must be one of {list(TRAFFIC_METHODS)}; got {method!r}")
+    n = as_positive_int("n", n)
+    d = as_positive_int("d", d)
+    cache = as_positive_int("cache_bytes", cache_bytes)
+    b = min(as_positive_int("block_size", block_size), n)
+    qt = min(as_positive_int("query_tile", query_tile), n)
+    kt = min(as_positive_int("key_tile", key_tile), n)
+    w = bytes_per_entry(dtype)
+    square = n * n * w
+    read, written = 3 * n * d * w, n * d * w  # Q, K, V in, the output out
+    if method == "dense":
+        if square > cache:
+            read += DENSE_PASSES[0] * square
+            written += DENSE_PASSES[1] * square
+    elif method == "key_blocked":
+        if (2 * n * b + 2 * b * d + 2 * n * d) * w > cache:  # two strips, a block of K and V, Q and the output
+            read += BLOCK_PASSES[0] * square
+            written += BLOCK_PASSES[1] * square
+        if 2 * n * d * w > cache:
+            blocks = -(-n // b)
+            read += 4 * blocks * n * d * w
+            written += 3 * blocks * n * d * w
+    else:
+        tiles = -(-n // qt)
+        if 2 * n * d * w > cache:  # keys and values leave the cache between query tiles
+            read += (tiles - 1) * 2 * n * d * w
+        if (qt * kt + (2 * qt + 2 * kt) * d) * w > cache:
+            read += TILE_PASSES[0] * square
+            written += TILE_PASSES[1] * square
+    return Traffic(int(read), int(written))

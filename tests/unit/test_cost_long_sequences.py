@@ -73,3 +73,45 @@ def test_bad_input_raises(call, words):
         call()
     for w in words:
         assert w in str(info.value)
+
+
+# --- the memory-traffic model (issue 25) -------------------------------------------------------
+
+
+def test_traffic_model_counts_passes_over_what_does_not_fit():
+    from attnlib.cost import BLOCK_PASSES, DENSE_PASSES, attention_traffic
+
+    mib, n, d = 2**20, 8192, 64
+    square = n * n * 8
+    inputs = 4 * n * d * 8
+    assert attention_traffic("dense", n, d, mib).total == sum(DENSE_PASSES) * square + inputs
+    assert attention_traffic("dense", 256, d, mib).total == 4 * 256 * d * 8  # 512 KiB of scores fit in 1 MiB
+    blocked = attention_traffic("key_blocked", n, d, mib, block_size=128)
+    assert blocked.total == sum(BLOCK_PASSES) * square + inputs + 7 * (n // 128) * n * d * 8
+    # tiles that fit: each query tile reads K and V once, so the n^2 term is (n / q) * 2 n d w
+    tiled = attention_traffic("tiled", n, d, mib, query_tile=128, key_tile=256)
+    assert tiled.written == n * d * 8
+    assert tiled.read == 3 * n * d * 8 + (n // 128 - 1) * 2 * n * d * 8
+    assert blocked.total / tiled.total > 15
+    # doubling n quadruples the quadratic part
+    big = attention_traffic("tiled", 2 * n, d, mib, query_tile=128, key_tile=256)
+    assert 3.9 < big.total / tiled.total < 4.1
+
+
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"method": "fast"}, ["method must be one of"]),
+        ({"cache_bytes": 0}, ["cache_bytes must be a positive integer"]),
+        ({"query_tile": 2.5}, ["query_tile must be a positive integer"]),
+        ({"dtype": "int8"}, ["dtype must be one of"]),
+    ],
+)
+def test_traffic_model_names_bad_arguments(kwargs, words):
+    from attnlib.cost import attention_traffic
+
+    args = {"method": "tiled", "n": 64, "d": 8, "cache_bytes": 2**20, **kwargs}
+    with pytest.raises(ValueError) as info:
+        attention_traffic(**args)
+    for w in words:
+        assert w in str(info.value)

@@ -274,6 +274,13 @@ def b_working_set(draw):
     return kw
 
 
+def b_traffic(draw):  # issue 25: the memory-traffic model
+    kw = b_ints("n", "d", "cache_bytes", "block_size", "query_tile", "key_tile", high=10**30)(draw)
+    kw["method"] = draw(st.sampled_from(cost.TRAFFIC_METHODS))
+    kw["dtype"] = draw(st.sampled_from(sorted(cost.DTYPE_BYTES)))
+    return kw
+
+
 def b_key_block_steps(draw):
     from attnlib.blocked import block_count
 
@@ -477,6 +484,7 @@ SPECS = [
     ("formatting.format_bytes", formatting.format_bytes, b_format_bytes, 150, ()),
     ("cost.attention_flops", cost.attention_flops, b_flops, 75, ()),
     ("cost.blocked_working_set_bytes", cost.blocked_working_set_bytes, b_working_set, 75, ()),
+    ("cost.attention_traffic", cost.attention_traffic, b_traffic, 75, ()),
     ("exact.exact_number", exact.exact_number, lambda d: {"name": "x", "value": d(st.one_of(st.floats(), st.integers()))}, 100, ()),
     ("exact.exact_matrix", exact.exact_matrix, b_exact_matrix, 75, ()),
     ("exact.exact_softmax", exact.exact_softmax, b_exact_softmax, 50, ()),

@@ -43,6 +43,7 @@ RUNS: Counter[str] = Counter()
 I2 = np.eye(2)
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
 A23 = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])
+FLASH_OUT, FLASH_LSE = blocked.flash_attention(X3, X3, X3, mask="causal", return_lse=True)
 
 #: Words of numpy's or Python's own errors that must never reach a reader.
 INTERNAL_WORDS = ("inhomogeneous", "truth value", "unhashable", "unpack", "could not convert", "object of type", "NoneType' object")
@@ -373,6 +374,65 @@ SPECS = {
         {"Q": "matrix", "K": "matrix", "V": "matrix", "block_size": "size", "mask": "mask", "scale": "scale", "return_lse": "flag"},
     ),
     "blocked.two_block_identity": (blocked.two_block_identity, {"first": 1, "second": 1}, {"first": "size", "second": "size"}),
+    # issue 25: the tiled forward and backward (FlashAttention)
+    "blocked.flash_attention": (
+        blocked.flash_attention,
+        {
+            "Q": X3,
+            "K": X3,
+            "V": X3,
+            "mask": None,
+            "scale": True,
+            "return_lse": False,
+            "query_tile": 2,
+            "key_tile": 2,
+            "dtype": "float64",
+            "workers": 1,
+        },
+        {
+            "Q": "matrix",
+            "K": "matrix",
+            "V": "matrix",
+            "mask": "mask",
+            "scale": "scale",
+            "return_lse": "flag",
+            "query_tile": "size",
+            "key_tile": "size",
+            "dtype": "text",
+            "workers": "size",
+        },
+    ),
+    "blocked.flash_attention_backward": (
+        blocked.flash_attention_backward,
+        {
+            "Q": X3,
+            "K": X3,
+            "V": X3,
+            "output": FLASH_OUT,
+            "lse": FLASH_LSE,
+            "d_output": A23.T.copy(),
+            "mask": "causal",
+            "scale": True,
+            "query_tile": 2,
+            "key_tile": 1,
+            "dtype": "float64",
+            "workers": 2,
+        },
+        {
+            "Q": "matrix",
+            "K": "matrix",
+            "V": "matrix",
+            "output": "matrix",
+            "lse": "matrix",
+            "d_output": "matrix",
+            "mask": "mask",
+            "scale": "scale",
+            "query_tile": "size",
+            "key_tile": "size",
+            "dtype": "text",
+            "workers": "size",
+        },
+    ),
     "training.previous_token_task": (
         training.previous_token_task,
         {"n_sequences": 2, "length": 3, "n_symbols": 2, "d_pos": 2, "seed": 3},
