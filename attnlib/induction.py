@@ -85,7 +85,10 @@ class TokenBatch:
     tokens:
         ``(rows,)`` token ids, sequence after sequence.
     positions:
-        ``(rows,)`` the position of each token in its own sequence (0, 1, ...).
+        ``(rows,)`` the position of each token, which picks its position
+        embedding: ``start + index`` (see ``starts_at``).
+    index:
+        ``(rows,)`` the place of each token in its own sequence (0, 1, ...).
     lengths:
         ``(n_sequences,)`` tokens per sequence.
     halves:
@@ -100,15 +103,20 @@ class TokenBatch:
         sequence (nothing to predict).
     vocab_size:
         The number of token ids (ids are ``0 .. vocab_size - 1``).
+    starts_at:
+        ``(n_sequences,)`` the position of each sequence's first token (0
+        unless the sequences were placed at random positions).
     """
 
     tokens: np.ndarray
     positions: np.ndarray
+    index: np.ndarray
     lengths: np.ndarray
     halves: np.ndarray
     mask: np.ndarray
     targets: np.ndarray
     vocab_size: int
+    starts_at: np.ndarray
 
     @property
     def rows(self) -> int:
@@ -131,7 +139,7 @@ class TokenBatch:
         random token, and position ``T-1`` precedes the start of the repeat.
         """
         half = self._half_of_row()
-        return (half > 0) & (self.positions < half)
+        return (half > 0) & (self.index < half)
 
     @property
     def second_half(self) -> np.ndarray:
@@ -141,7 +149,7 @@ class TokenBatch:
         of the current token.
         """
         half = self._half_of_row()
-        return (half > 0) & (self.positions >= half) & (self.positions <= 2 * half - 2)
+        return (half > 0) & (self.index >= half) & (self.index <= 2 * half - 2)
 
 
 def _block_causal_mask(lengths: np.ndarray) -> np.ndarray:
@@ -155,15 +163,17 @@ def _read_only(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _make_batch(sequences: list[np.ndarray], halves: np.ndarray, vocab_size: int) -> TokenBatch:
+def _make_batch(sequences: list[np.ndarray], halves: np.ndarray, starts_at: np.ndarray | None, vocab_size: int) -> TokenBatch:
     lengths = np.array([s.size for s in sequences], dtype=int)
     rows = int(lengths.sum())
     check_size(f"a batch of {rows} tokens: its (rows x rows) mask", rows * rows, 1)
+    starts_at = np.zeros(lengths.size, dtype=int) if starts_at is None else starts_at.astype(int)
     tokens = np.concatenate(sequences).astype(int)
-    positions = np.concatenate([np.arange(n) for n in lengths])
+    index = np.concatenate([np.arange(n) for n in lengths])
+    positions = index + np.repeat(starts_at, lengths)
     targets = np.concatenate([np.append(s[1:], -1) for s in sequences]).astype(int)
-    arrays = (tokens, positions, lengths, halves.astype(int), _block_causal_mask(lengths), targets)
-    return TokenBatch(*(_read_only(a) for a in arrays), vocab_size)
+    arrays = (tokens, positions, index, lengths, halves.astype(int), _block_causal_mask(lengths), targets)
+    return TokenBatch(*(_read_only(a) for a in arrays), vocab_size, _read_only(starts_at))
 
 
 def token_batch(sequences: Any, vocab_size: int, halves: Any = None) -> TokenBatch:
@@ -210,37 +220,64 @@ def token_batch(sequences: Any, vocab_size: int, halves: Any = None) -> TokenBat
         for i, (s, h) in enumerate(zip(seqs, half)):
             if h and (s.size != 2 * h or not np.array_equal(s[:h], s[h:])):
                 raise ValueError(f"halves[{i}] = {h} but sequences[{i}] is not {2 * h} tokens whose second half repeats the first")
-    return _make_batch(seqs, half, vocab_size)
+    return _make_batch(seqs, half, None, vocab_size)
 
 
-def repeated_tokens(n_sequences: int, vocab_size: int, half_lengths: Any, seed: int | np.random.Generator = 0) -> TokenBatch:
-    """Sequences of uniformly random tokens whose second half repeats the first.
+def repeated_tokens(
+    n_sequences: int,
+    vocab_size: int,
+    half_lengths: Any,
+    seed: int | np.random.Generator = 0,
+    n_positions: int | None = None,
+) -> TokenBatch:
+    """Sequences of random tokens whose second half repeats the first.
 
-    Every sequence draws its half length ``T`` uniformly from
-    ``half_lengths = (shortest, longest)`` (or takes the one length given),
-    then ``T`` tokens uniformly from the vocabulary (with replacement), and
-    repeats them: ``2T`` tokens. Because ``T`` varies, the repeat is at no
-    fixed distance.
+    Every sequence draws its half length ``T`` from ``half_lengths =
+    (shortest, longest)`` with probability proportional to ``1 / T`` (short
+    sequences, whose repeat is easiest to find, come more often; every length
+    comes), or takes the one length given. Its first half is ``T`` distinct
+    tokens drawn uniformly from the vocabulary, so that every token of the
+    repeat has exactly one earlier occurrence; the second half repeats them:
+    ``2T`` tokens. Because ``T`` varies, the repeat is at no fixed distance.
+
+    With ``n_positions``, every sequence starts at a uniformly random position
+    ``0 .. n_positions - 2T`` (so short sequences still train every position
+    embedding); without it, at position 0.
 
     Examples
     --------
     >>> b = repeated_tokens(2, vocab_size=10, half_lengths=3, seed=0)
-    >>> b.lengths.tolist(), b.halves.tolist()
-    ([6, 6], [3, 3])
-    >>> bool((b.tokens[:3] == b.tokens[3:6]).all())
+    >>> b.lengths.tolist(), b.halves.tolist(), b.starts_at.tolist()
+    ([6, 6], [3, 3], [0, 0])
+    >>> bool((b.tokens[:3] == b.tokens[3:6]).all()) and len(set(b.tokens[:3].tolist())) == 3
     True
     """
     n_sequences = as_positive_int("n_sequences", n_sequences)
     vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
     low, high = _half_range(half_lengths)
+    if high > vocab_size:
+        raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but vocab_size is {vocab_size}")
+    if n_positions is not None:
+        n_positions = as_positive_int("n_positions", n_positions)
+        if 2 * high > n_positions:
+            raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, more than n_positions={n_positions}")
     check_size(f"repeated_tokens(n_sequences={n_sequences}, half_lengths up to {high}): its mask", (2 * high * n_sequences) ** 2, 1)
-    rng = as_rng("seed", seed)
-    halves = rng.integers(low, high + 1, size=n_sequences)
+    return _make_batch(*_draw_repeats(as_rng("seed", seed), n_sequences, vocab_size, low, high, n_positions), vocab_size)
+
+
+def _draw_repeats(
+    rng: np.random.Generator, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The sequences, half lengths and starting positions of :func:`repeated_tokens` (checked arguments)."""
+    lengths = np.arange(low, high + 1)
+    chance = 1.0 / lengths
+    halves = rng.choice(lengths, size=n_sequences, p=chance / chance.sum())
     seqs = []
     for h in halves:
-        first = rng.integers(0, vocab_size, size=h)
+        first = rng.permutation(vocab_size)[:h]
         seqs.append(np.concatenate([first, first]))
-    return _make_batch(seqs, halves, vocab_size)
+    starts = np.zeros(n_sequences, dtype=int) if n_positions is None else rng.integers(0, n_positions - 2 * halves + 1)
+    return seqs, halves, starts
 
 
 def _half_range(half_lengths: Any) -> tuple[int, int]:
@@ -354,6 +391,8 @@ class InductionModel:
             raise ValueError(f"batch has vocab_size={batch.vocab_size} but the model has {self.vocab_size}")
         if batch.lengths.max() > self.n_positions:
             raise ValueError(f"batch has a sequence of {batch.lengths.max()} tokens but the model has {self.n_positions} positions")
+        if batch.positions.max() >= self.n_positions:
+            raise ValueError(f"batch uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})")
         return batch
 
     def _ablations(self, ablate: Any) -> tuple[tuple[int, int], ...]:
@@ -411,8 +450,11 @@ class InductionModel:
         >>> g["dP"].shape, bool(np.all(g["dP"][3:] == 0))  # positions 3..5 were not used
         ((6, 4), True)
         """
-        p = self._params(params)
-        batch = self._batch(batch)
+        loss, grads, fwd, _ = self._loss_and_gradients(self._params(params), self._batch(batch))
+        return loss, grads, fwd
+
+    def _loss_and_gradients(self, p: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward, np.ndarray]:
+        """:meth:`loss_and_gradients` for checked parameters and batch, with the loss of every row as well."""
         fwd = self._forward(p, batch, ())
         losses, d_logits = cross_entropy(fwd.logits, batch.targets)
         counted = batch.targets >= 0
@@ -432,7 +474,7 @@ class InductionModel:
             grads["dE"] = _scatter_rows(dx, batch.tokens, self.vocab_size)
             grads["dP"] = _scatter_rows(dx, batch.positions, self.n_positions)
         ordered = {f"d{name}": grads[f"d{name}"] for name in self.shapes()}
-        return loss, ordered, fwd
+        return loss, ordered, fwd, losses
 
 
 def _scatter_rows(d_rows: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
@@ -567,8 +609,9 @@ def train_induction(
     half_lengths: Any,
     probe: TokenBatch,
     seed: int = 0,
+    chunk: int = 4,
 ) -> InductionRun:
-    """Train on fresh batches of :func:`repeated_tokens` with Adam.
+    """Train on fresh batches of :func:`repeated_tokens` (placed at random positions) with Adam.
 
     Parameters
     ----------
@@ -577,11 +620,17 @@ def train_induction(
     n_steps:
         Number of updates.
     n_sequences, half_lengths:
-        Of every training batch (see :func:`repeated_tokens`).
+        Of every training batch (see :func:`repeated_tokens`); each sequence
+        starts at a random position of the model's ``n_positions``.
     probe:
         A fixed batch of repeated sequences on which the final losses are measured.
     seed:
         Seeds the batches.
+    chunk:
+        Sequences per call of the attention layers. The batch's gradient is
+        the mean over all its predictions either way; smaller chunks only
+        make the block-diagonal masks, whose size grows with the square of
+        the rows, smaller.
 
     Examples
     --------
@@ -597,9 +646,12 @@ def train_induction(
         raise ValueError(f"optimizer must be an attnlib.training.Adam; got {type(optimizer).__name__}")
     n_steps = as_positive_int("n_steps", n_steps)
     n_sequences = as_positive_int("n_sequences", n_sequences)
+    chunk = as_positive_int("chunk", chunk)
     low, high = _half_range(half_lengths)
     if 2 * high > model.n_positions:
         raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, but the model has {model.n_positions} positions")
+    if high > model.vocab_size:
+        raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but the model's vocab_size is {model.vocab_size}")
     probe = model._batch(probe)
     if not probe.second_half.any():
         raise ValueError("probe has no repeated sequence (halves are all 0): make it with repeated_tokens")
@@ -608,12 +660,20 @@ def train_induction(
     check_size(f"train_induction(n_steps={n_steps}): the record of every step", 3 * n_steps)
     losses, first, second = (np.empty(n_steps) for _ in range(3))
     for step in range(n_steps):
-        batch = repeated_tokens(n_sequences, model.vocab_size, (low, high), rng)
-        loss, grads, fwd = model.loss_and_gradients(params, batch)
-        rows, _ = cross_entropy(fwd.logits, batch.targets)
-        losses[step] = loss
-        first[step] = rows[batch.first_half].mean()
-        second[step] = rows[batch.second_half].mean()
+        seqs, halves, starts = _draw_repeats(rng, n_sequences, model.vocab_size, low, high, model.n_positions)
+        batches = [_make_batch(seqs[k : k + chunk], halves[k : k + chunk], starts[k : k + chunk], model.vocab_size) for k in range(0, n_sequences, chunk)]
+        total = sum(int((b.targets >= 0).sum()) for b in batches)
+        grads: Params = {}
+        sums = np.zeros(5)  # loss, first-half loss and count, second-half loss and count
+        for batch in batches:
+            counted = int((batch.targets >= 0).sum())
+            loss, g, _, rows = model._loss_and_gradients(params, batch)
+            for name, value in g.items():
+                grads[name] = grads.get(name, 0.0) + value * (counted / total)
+            sums += (loss * counted, rows[batch.first_half].sum(), batch.first_half.sum(), rows[batch.second_half].sum(), batch.second_half.sum())
+        losses[step] = sums[0] / total
+        first[step] = sums[1] / sums[2]
+        second[step] = sums[3] / sums[4]
         params = optimizer.step(params, grads)
     probe_first, probe_second, _ = half_losses(model, params, probe)
     return InductionRun(losses, first, second, params, probe_first, probe_second)
@@ -672,7 +732,7 @@ def previous_token_score(weights: Any, batch: TokenBatch) -> np.ndarray:
     [0.75]
     """
     w, batch = _head_weights(weights, batch)
-    rows = np.flatnonzero(batch.positions >= 1)
+    rows = np.flatnonzero(batch.index >= 1)
     if rows.size == 0:
         raise ValueError("batch has no token with a previous token (every sequence has length 1)")
     return w[:, rows, rows - 1].mean(axis=1)
@@ -695,7 +755,7 @@ def prefix_matching_score(weights: Any, batch: TokenBatch) -> np.ndarray:
     """
     w, batch = _head_weights(weights, batch)
     half = np.repeat(batch.halves, batch.lengths)
-    rows = np.flatnonzero((half > 0) & (batch.positions >= half))
+    rows = np.flatnonzero((half > 0) & (batch.index >= half))
     if rows.size == 0:
         raise ValueError("batch has no repeated sequence (halves are all 0): make it with repeated_tokens or give halves")
     return w[:, rows, rows - half[rows] + 1].mean(axis=1)
