@@ -20,15 +20,14 @@ The rules, in one place:
   that overflowed float64 raises a :class:`ValueError` saying so and naming
   the inputs. Floating-point warnings are silenced inside attnlib
   (:func:`quiet`), since every result is checked instead.
-* **Sizes** (:func:`check_size`): an array that could not fit in memory is
-  refused before it is allocated, with the number of bytes it would need.
+* **Sizes** (:func:`attnlib._memory.check_size`): an array that could not fit
+  in memory is refused before it is allocated, with the number of bytes it
+  would need.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,27 +42,14 @@ __all__ = [
     "as_rng",
     "as_positive_real",
     "as_real",
+    "real_scalar",
     "as_flag",
     "as_int_sequence",
     "as_bool_matrix",
     "to_ndarray",
     "finite_result",
     "quiet",
-    "check_size",
-    "MAX_ARRAY_BYTES",
 ]
-
-
-def _memory_limit() -> int:
-    """Physical memory of this machine in bytes (8 GiB when it cannot be read)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):
-        return 8 * 1024**3
-
-
-#: Largest array (in bytes) attnlib will try to allocate: the machine's physical memory.
-MAX_ARRAY_BYTES: int = _memory_limit()
 
 
 def quiet() -> np.errstate:
@@ -125,9 +111,7 @@ def _real_float_array(name: str, arr: np.ndarray, value: Any) -> np.ndarray:
     return out
 
 
-def as_array(
-    name: str, value: Any, ndim: int | tuple[int, ...], *, allow_neg_inf: bool = False, allow_empty: bool = False
-) -> np.ndarray:
+def as_array(name: str, value: Any, ndim: int | tuple[int, ...], *, allow_neg_inf: bool = False, allow_empty: bool = False) -> np.ndarray:
     """Return ``value`` as a new float64 array, checking kind, dimensions and finiteness.
 
     Parameters
@@ -258,6 +242,25 @@ def as_int_sequence(name: str, values: Any, *, minimum: int = 1, allow_empty: bo
     return out
 
 
+def real_scalar(value: Any) -> float | None:
+    """``value`` as a float if it is one real number (an int, a float, a numpy real number or a 0-d array
+    of one; not a bool), else ``None``. An int beyond float64 is ``None`` too. The rule of :func:`as_real`.
+
+    Examples
+    --------
+    >>> real_scalar(np.float32(0.5)), real_scalar(True), real_scalar("1"), real_scalar(10**400)
+    (0.5, None, None, None)
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def as_real(name: str, value: Any) -> float:
     """A real number as a Python float: an int, a float or a numpy real number.
 
@@ -269,14 +272,12 @@ def as_real(name: str, value: Any) -> float:
     >>> as_real("scale", 2), as_real("scale", np.float32(0.5))
     (2.0, 0.5)
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number; got {_describe(value)} ({type(value).__name__})")
-    try:
-        return float(value)
-    except OverflowError:
-        raise ValueError(f"{name} = {_describe(value)} overflowed: it is too large for a float64") from None
+    number = real_scalar(value)
+    if number is not None:
+        return number
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} = {_describe(value)} overflowed: it is too large for a float64")
+    raise ValueError(f"{name} must be a real number; got {_describe(value)} ({type(value).__name__})")
 
 
 def as_positive_real(name: str, value: Any, *, below: float | None = None, allow_zero: bool = False) -> float:
@@ -346,26 +347,6 @@ def finite_result(value: Any, what: str, inputs: str, *, allow_neg_inf: bool = F
             f"the inputs {inputs} are too large for this computation"
         )
     return value
-
-
-def check_size(what: str, n_entries: int, bytes_per_entry: int = 8) -> None:
-    """Refuse an array of ``n_entries`` entries that could not fit in memory (:data:`MAX_ARRAY_BYTES`).
-
-    Examples
-    --------
-    >>> check_size("causal_mask(n=10**7): an n x n boolean matrix", 10**14, 1)
-    Traceback (most recent call last):
-    ...
-    ValueError: causal_mask(n=10**7): an n x n boolean matrix would need 90.9 TiB of memory, more than this machine has ...
-    """
-    need = int(n_entries) * int(bytes_per_entry)
-    if need > MAX_ARRAY_BYTES:
-        what = re.sub(r"\d{16,}", lambda m: f"{int(m.group()[:3]) / 100:.2f}e+{len(m.group()) - 1}", what)
-        from .cost import format_bytes  # cost imports this module; formatting of bytes lives there
-
-        raise ValueError(
-            f"{what} would need {format_bytes(need)} of memory, more than this machine has ({format_bytes(MAX_ARRAY_BYTES)})"
-        )
 
 
 def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:

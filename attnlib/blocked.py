@@ -29,7 +29,6 @@ import sympy as sp
 
 from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
 from .core import _check_qk, scale_divisor
-from .cost import blocked_working_set_bytes, score_matrix_bytes
 
 __all__ = [
     "KeyBlock",
@@ -40,7 +39,6 @@ __all__ = [
     "key_block",
     "key_blocks",
     "chunked_attention",
-    "block_explorer_data",
     "TwoBlockIdentity",
     "two_block_identity",
 ]
@@ -465,57 +463,6 @@ def chunked_attention(
     if return_lse:
         return out, m + np.log(l)
     return out
-
-
-def block_explorer_data(n: int, block_size: int, d_k: int = 64, dtype: str = "float32", causal: bool = False) -> dict[str, Any]:
-    """Everything the long-sequence explorer shows, as plain lists and numbers.
-
-    Parameters
-    ----------
-    n:
-        Sequence length (self-attention: ``n`` queries and ``n`` keys).
-    block_size:
-        Keys per step.
-    d_k:
-        Width of queries, keys and values.
-    dtype:
-        A name from :data:`attnlib.cost.DTYPE_BYTES`.
-    causal:
-        Whether the causal mask skips the rows a block cannot reach.
-
-    Returns
-    -------
-    dict
-        ``steps``: one ``{"keys": [start, stop], "rows": [start, stop]}`` per
-        block, in order; ``dense_bytes``: the ``n x n`` score matrix;
-        ``blocked_bytes``: the blocked working set
-        (:func:`attnlib.cost.blocked_working_set_bytes`); ``ratio``: dense over
-        blocked; and the inputs.
-
-    Examples
-    --------
-    >>> data = block_explorer_data(8, 3)
-    >>> data["steps"][-1], data["dense_bytes"]
-    ({'keys': [6, 8], 'rows': [0, 8]}, 256)
-    """
-    n = as_positive_int("n", n)
-    block_size = as_positive_int("block_size", block_size)
-    causal = as_flag("causal", causal)
-    d_k = as_positive_int("d_k", d_k)
-    blocks = key_blocks(n, n, block_size, causal=causal)
-    dense = score_matrix_bytes(n, dtype=dtype)
-    blocked = blocked_working_set_bytes(n, d_k, block_size, dtype=dtype)
-    return {
-        "n": int(n),
-        "block_size": int(block_size),
-        "d_k": int(d_k),
-        "dtype": dtype,
-        "causal": bool(causal),
-        "steps": [{"keys": list(b.keys), "rows": list(b.rows)} for b in blocks],
-        "dense_bytes": dense,
-        "blocked_bytes": blocked,
-        "ratio": dense / blocked,
-    }
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from ._validate import as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
+from ._memory import check_size
+from ._validate import as_matrix, as_positive_int, as_seed, finite_result, quiet
 
 __all__ = [
     "PairwiseCost",

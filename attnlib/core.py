@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, check_size, finite_result, quiet, to_ndarray
+from ._memory import check_size
+from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, finite_result, quiet, to_ndarray
 
 __all__ = [
     "TOKENS",

@@ -8,20 +8,15 @@ counts in binary units (KiB, MiB, GiB, ...).
 
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
-from typing import Any
-
 import numpy as np
 
-from ._validate import as_int, as_positive_int
+from ._validate import as_positive_int
+from .formatting import format_bytes
 
 __all__ = ["DTYPE_BYTES", "bytes_per_entry", "score_matrix_entries", "score_matrix_bytes", "format_bytes"]
 
 #: Bytes per number for the floating-point formats attention is usually run in.
 DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
-
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
-
 
 def bytes_per_entry(dtype: str) -> int:
     """Bytes one number takes in ``dtype`` (a name from :data:`DTYPE_BYTES`).
@@ -64,42 +59,6 @@ def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: in
     33554432
     """
     return score_matrix_entries(n, n_keys=n_keys, heads=heads, batch=batch) * bytes_per_entry(dtype)
-
-
-def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
-    """A byte count in the largest binary unit that keeps the number at least 1.
-
-    Units are powers of 1024: KiB, MiB, GiB, TiB, PiB, EiB, ZiB, YiB.
-    ``num_bytes`` is a non-negative int of any size (counted exactly) or a
-    finite real number (Python or numpy); beyond a million YiB the number is
-    written in scientific notation.
-
-    Examples
-    --------
-    >>> format_bytes(67108864), format_bytes(68719476736), format_bytes(512)
-    ('64.0 MiB', '64.0 GiB', '512.0 B')
-    >>> format_bytes(1536, decimals=2)
-    '1.50 KiB'
-    """
-    if isinstance(num_bytes, (bool, np.bool_)) or not isinstance(num_bytes, (int, float, np.integer, np.floating)):
-        raise ValueError(f"num_bytes must be a non-negative number; got {num_bytes!r}")
-    if isinstance(num_bytes, (float, np.floating)) and not np.isfinite(num_bytes):
-        raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
-    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
-    if decimals > 50:
-        raise ValueError(f"decimals must be at most 50; got {decimals}")
-    exact = Decimal(int(num_bytes)) if isinstance(num_bytes, (int, np.integer)) else Decimal(float(num_bytes))
-    if exact < 0:
-        raise ValueError(f"num_bytes must be a finite non-negative number; got {num_bytes!r}")
-    with localcontext() as ctx:
-        ctx.prec = 60
-        unit = 0
-        value = exact
-        while value >= 1024 and unit < len(_UNITS) - 1:
-            value /= 1024
-            unit += 1
-        text = f"{value:.{decimals}e}" if value >= 10**6 else f"{value:.{decimals}f}"
-    return f"{text} {_UNITS[unit]}"
 
 
 # --- operations and the blocked version's memory (chapter 15) ---------------------------------

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_array, as_int_sequence, as_positive_int, as_real, as_seed, check_size, finite_result, quiet
+from ._memory import check_size
+from ._validate import as_array, as_int_sequence, as_positive_int, as_real, as_seed, finite_result, quiet
 from .blocked import chunked_attention
 from .core import attention
 

@@ -24,7 +24,8 @@ from typing import Literal
 
 import numpy as np
 
-from ._validate import as_flag, as_positive_int, check_size
+from ._memory import check_size
+from ._validate import as_flag, as_positive_int
 
 __all__ = [
     "rnn_route",

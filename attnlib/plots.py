@@ -8,7 +8,6 @@ label the axes with token names. Each function returns the matplotlib
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +18,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_flag, as_int, quiet, to_ndarray
+from ._validate import as_array, as_flag, as_int, as_positive_int, quiet, to_ndarray
+from .blocked import key_blocks
+from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_displayable, is_masked
 
 __all__ = [
     "CMAP",
@@ -50,101 +51,6 @@ LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
 
 #: Background of a masked (``-inf``) cell, in figures and in the explorers.
 MASKED_COLOUR = "#dddddd"
-
-#: How a masked cell (a ``-inf`` score) is written: a minus sign and the infinity symbol.
-MASKED_TEXT = "\u2212\u221e"
-
-#: The same text as :data:`MASKED_TEXT`, under the name the explorers use.
-NEG_INF_TEXT = MASKED_TEXT
-
-#: Beyond this magnitude a value is written in scientific notation (``1.0000e+308``), so a cell stays short.
-_SCIENTIFIC_FROM = 1e15
-
-
-def _real_scalar(value: Any) -> float | None:
-    """``value`` as a float if it is one real number (Python or numpy, not bool), else None."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return None
-
-
-def is_masked(value: Any) -> bool:
-    """Whether ``value`` is a masked cell: exactly ``-inf`` (a forbidden score).
-
-    Examples
-    --------
-    >>> is_masked(-np.inf), is_masked(-1e308), is_masked(float("nan"))
-    (True, False, False)
-    """
-    number = _real_scalar(value)
-    return number is not None and number == -np.inf
-
-
-def is_displayable(value: Any) -> bool:
-    """Whether :func:`format_value` will show ``value``: a finite real number or ``-inf`` (masked).
-
-    NaN, ``+inf``, complex numbers, strings, bools and ints beyond float64
-    are not displayable; the explorers show a message instead of a number.
-
-    Examples
-    --------
-    >>> is_displayable(0.5), is_displayable(-np.inf), is_displayable(1e308)
-    (True, True, True)
-    >>> is_displayable(float("nan")), is_displayable(np.inf), is_displayable(1j), is_displayable("1")
-    (False, False, False, False)
-    """
-    number = _real_scalar(value)
-    return number is not None and (math.isfinite(number) or number == -math.inf)
-
-
-def format_value(value: float, decimals: int = 4) -> str:
-    """Format one cell: ``-inf`` as ``−∞``, otherwise ``decimals`` places.
-
-    Magnitudes from 1e15 on are written in scientific notation with
-    ``decimals`` places. NaN, ``+inf`` and anything else that is not
-    :func:`is_displayable` raise :class:`ValueError`: they never reach a
-    reader as numbers.
-
-    Examples
-    --------
-    >>> format_value(1 / 3), format_value(-np.inf), format_value(-0.0)
-    ('0.3333', '−∞', '0.0000')
-    >>> format_value(-1e308, decimals=2)
-    '-1.00e+308'
-    """
-    decimals = as_int("decimals", decimals, minimum=0, what="a non-negative integer")
-    if decimals > 20:
-        raise ValueError(f"decimals must be at most 20; got {decimals}")
-    if not is_displayable(value):
-        raise ValueError(
-            f"value must be a finite real number or -inf (a masked cell); got {value!r}"[:200]
-            + " (NaN and +inf are never shown as numbers)"
-        )
-    number = _real_scalar(value)
-    if number == -np.inf:
-        return MASKED_TEXT
-    text = f"{number:.{decimals}e}" if abs(number) >= _SCIENTIFIC_FROM else f"{number:.{decimals}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-def format_row(values: Any, decimals: int = 4) -> str:
-    """Format a vector as ``[a, b, c]`` with :func:`format_value` for each entry.
-
-    Examples
-    --------
-    >>> format_row([1 / 3, 0.0, -np.inf])
-    '[0.3333, 0.0000, −∞]'
-    >>> format_row([0.5, 0.25], decimals=2)
-    '[0.50, 0.25]'
-    """
-    arr = as_array("values", values, 1, allow_neg_inf=True, allow_empty=True)
-    return "[" + ", ".join(format_value(v, decimals) for v in arr) + "]"
-
 
 def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
     """``n`` evenly spaced colours of ``cmap`` as hex, with the readable text colour for each.
@@ -566,35 +472,27 @@ __all__ += ["path_length_heatmap", "attention_data_flow", "multi_head_data_flow"
 __all__ += ["key_block_steps"]
 
 
-def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *, title: str = "") -> Figure:
-    """Draw the score matrix at several steps of the blocked computation.
+def key_block_steps(n: int, block_size: int, *, causal: bool = False, steps: Sequence[int] | None = None, title: str = "") -> Figure:
+    """Draw the ``n x n`` score matrix at several steps of the blocked computation.
 
-    ``data`` is the dictionary of :func:`attnlib.blocked.block_explorer_data`.
-    In each panel the block of scores that exists at that step is coloured
-    and numbered with the step, the blocks already folded into the running
-    maximum, normaliser and sum are hatched grey (they no longer exist), and
-    the blocks still to come are white. With a causal mask a dashed line marks
-    the diagonal: scores above it are masked. ``steps`` are 0-based step
-    numbers (default: every step, at most six).
+    The blocks are :func:`attnlib.blocked.key_blocks` of ``n`` queries and keys
+    in blocks of ``block_size`` keys. In each panel the block of scores that
+    exists at that step is coloured and numbered with the step, the blocks
+    already folded into the running maximum, normaliser and sum are hatched
+    grey (they no longer exist), and the blocks still to come are white. With
+    ``causal`` a dashed line marks the diagonal: scores above it are masked.
+    ``steps`` are 0-based step numbers (default: every step, at most six).
 
     Examples
     --------
-    >>> from attnlib.blocked import block_explorer_data
-    >>> fig = key_block_steps(block_explorer_data(6, 2), steps=[0, 2])
+    >>> fig = key_block_steps(6, 2, steps=[0, 2])
     >>> [ax.get_title() for ax in fig.axes]
     ['step 1 of 3', 'step 3 of 3']
     >>> plt.close(fig)
     """
-    if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or "n" not in data:
-        raise ValueError(f"data must be the dictionary of attnlib.blocked.block_explorer_data; got {type(data).__name__}")
-    n = as_int("data['n']", data["n"], minimum=1, what="a positive integer")
-    blocks = data["steps"]
-    for b in blocks:
-        ok = isinstance(b, dict) and all(isinstance(b.get(k), list) and len(b[k]) == 2 for k in ("keys", "rows"))
-        if not ok or not all(isinstance(v, int) and 0 <= v <= n for k in ("keys", "rows") for v in b[k]):
-            raise ValueError(f"data['steps'] must hold {{'keys': [start, stop], 'rows': [start, stop]}} within 0..{n}; got {b!r}")
-    if not blocks:
-        raise ValueError("data['steps'] is empty: there is no block to draw")
+    n = as_positive_int("n", n)
+    causal = as_flag("causal", causal)
+    blocks = key_blocks(n, n, block_size, causal=causal)
     if steps is None:
         chosen = list(range(min(len(blocks), 6)))
     elif isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
@@ -612,7 +510,7 @@ def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *,
     for ax, s in zip(axes[0], chosen):
         ax.add_patch(matplotlib.patches.Rectangle((0, 0), n, n, facecolor="white", edgecolor="black", lw=1))
         for t, block in enumerate(blocks[: s + 1]):
-            (k0, k1), (r0, r1) = block["keys"], block["rows"]
+            (k0, k1), (r0, r1) = block.keys, block.rows
             current = t == s
             ax.add_patch(
                 matplotlib.patches.Rectangle(
@@ -627,7 +525,7 @@ def key_block_steps(data: dict[str, Any], steps: Sequence[int] | None = None, *,
             )
             if current:
                 ax.text((k0 + k1) / 2, (r0 + r1) / 2, str(s + 1), ha="center", va="center", color="white", fontsize=11)
-        if data.get("causal"):
+        if causal:
             ax.plot([0, n], [0, n], "--", color="black", lw=1)
         ax.set_xlim(0, n)
         ax.set_ylim(n, 0)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from ._validate import as_int, as_positive_int, as_real, check_size, to_ndarray
+from ._memory import check_size
+from ._validate import as_int, as_positive_int, as_real, to_ndarray
 
 __all__ = [
     "OffsetRotationProof",

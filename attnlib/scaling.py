@@ -21,7 +21,8 @@ import numpy as np
 import sympy as sp
 from sympy import stats
 
-from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, check_size, finite_result, quiet
+from ._memory import check_size
+from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, finite_result, quiet
 from .core import scaled_scores, softmax
 
 __all__ = [

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._memory import check_size
 from ._validate import (
     as_array,
     as_int,
@@ -36,7 +37,6 @@ from ._validate import (
     as_positive_real,
     as_real,
     as_rng,
-    check_size,
     finite_result,
     quiet,
 )
@@ -59,7 +59,6 @@ __all__ = [
     "relation_mass",
     "head_roles",
     "saturation",
-    "explorer_steps",
 ]
 
 Params = dict[str, np.ndarray]
@@ -691,50 +690,3 @@ def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | N
         best = max(masses, key=lambda name: masses[name][h])
         roles.append(best if masses[best][h] > threshold else None)
     return roles
-
-
-def explorer_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int = 0) -> dict[str, Any]:
-    """The recorded steps of a single-head run as plain lists, for the training explorer.
-
-    Returns ``steps``, ``losses`` (probe loss at each step), ``previous``
-    (mean weight on the previous token over the whole probe batch, see
-    :func:`relation_mass`), ``weights`` (the attention map of one probe
-    sequence at each step), ``bilinear`` (``W_Q W_K^T`` at each step),
-    ``tokens`` (labels of that sequence's rows) and ``features`` (labels of
-    the rows and columns of ``W_Q W_K^T``).
-
-    Examples
-    --------
-    >>> probe = previous_token_task(1, length=3, n_symbols=2, d_pos=2)
-    >>> p = init_params({"W_Q": (4, 2), "W_K": (4, 2), "W_V": (4, 2)}, 0.5, seed=0)
-    >>> run = train(AttentionModel(), p, Adam(0.05), lambda r: previous_token_task(2, 3, 2, 2, r), 4, probe, (0, 4))
-    >>> d = explorer_steps(run, probe)
-    >>> d["steps"], len(d["weights"][0]), len(d["bilinear"][0])
-    ([0, 4], 3, 4)
-    """
-    if not isinstance(run, TrainingRun):
-        raise ValueError(f"run must be a TrainingRun (what train returns); got {type(run).__name__}")
-    if not isinstance(probe, Task):
-        raise ValueError(f"probe must be a Task; got {type(probe).__name__}")
-    if not run.snapshots:
-        raise ValueError("run has no recorded steps; pass record_steps to train()")
-    sequence = as_int("sequence", sequence, minimum=0, what="a sequence index of the probe batch")
-    head = as_int("head", head, minimum=0, what="a head index")
-    n_heads = 1 if run.snapshots[0].weights.ndim == 2 else run.snapshots[0].weights.shape[0]
-    if head >= n_heads:
-        raise ValueError(f"head must be below {n_heads} (the run's heads); got {head}")
-    if sequence >= probe.n_sequences:
-        raise ValueError(f"sequence must be below {probe.n_sequences} (the probe's sequences); got {sequence}")
-    rows = slice(sequence * probe.length, (sequence + 1) * probe.length)
-    out: dict[str, Any] = {"steps": [], "losses": [], "previous": [], "weights": [], "bilinear": []}
-    for snap in run.snapshots:
-        w = snap.weights if snap.weights.ndim == 2 else snap.weights[head]
-        out["steps"].append(snap.step)
-        out["losses"].append(float(snap.loss))
-        if "previous" in probe.relations:
-            out["previous"].append(float(relation_mass(snap.weights, probe, "previous")[head if snap.weights.ndim == 3 else 0]))
-        out["weights"].append(w[rows, rows].tolist())
-        out["bilinear"].append((snap.params["W_Q"] @ snap.params["W_K"].T).tolist())
-    out["tokens"] = [f"t{t}" for t in range(probe.length)]
-    out["features"] = list(probe.features)
-    return out

@@ -1,42 +1,32 @@
-"""The book's explorers under their first name: ``attnlib.widgets`` re-exports :mod:`attnlib.explorers`.
+"""Deprecated: the old name of :mod:`attnlib.explorers`. Import from ``attnlib.explorers`` instead.
 
-Chapters and exercises call ``attnlib.widgets.attention_explorer()`` and
-``from attnlib.widgets import mask_explorer``; both keep working. New code
-can import from :mod:`attnlib.explorers`.
+Every name of :mod:`attnlib.explorers` is still found here, with a
+``DeprecationWarning`` on each use (the way QuantEcon keeps a moved module's old
+path working: a module-level ``__getattr__`` that warns and forwards). The
+objects are the same ones.
 
 Examples
 --------
->>> from attnlib import explorers
->>> attention_explorer is explorers.attention_explorer
-True
+>>> import warnings
+>>> from attnlib import explorers, widgets
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     same = widgets.attention_explorer is explorers.attention_explorer
+>>> same, caught[0].category.__name__
+(True, 'DeprecationWarning')
 """
 
-# ruff: noqa: F401
 from __future__ import annotations
 
-# re-exports without an ``__all__``, so the API page documents each explorer once, in attnlib.explorers
-from .explorers import (
-    CSS,
-    MAX_D_MODEL,
-    MAX_TOKENS,
-    SNAPSHOT_NOTE,
-    AttentionExplorer,
-    BlockMemoryExplorer,
-    HeadCountExplorer,
-    InvalidSetting,
-    PositionalExplorer,
-    ScaleComparisonExplorer,
-    ScalingExplorer,
-    SettingError,
-    TrainingExplorer,
-    attention_explorer,
-    block_memory_explorer,
-    head_count_explorer,
-    mask_explorer,
-    matrix_html,
-    positional_explorer,
-    scale_comparison_explorer,
-    scaling_explorer,
-    training_explorer,
-    value_projection_explorer,
-)
+import warnings
+from typing import Any
+
+from . import explorers
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    value = getattr(explorers, name)  # an AttributeError for a name explorers does not have
+    warnings.warn(f"attnlib.widgets is deprecated; use attnlib.explorers.{name} (the same object)", DeprecationWarning, stacklevel=2)
+    return value

@@ -9,7 +9,7 @@ Run from the repository root (needs /usr/bin/chromium and the dev environment):
 It measures, in one run on the same machine, with every host but 127.0.0.1 blocked:
 
 * **static page**: the web book's host (``host.js``) with the explorers' real text/html output
-  (``attnlib.widgets.attention_explorer`` on the running example, 3 tokens, and on 8 tokens);
+  (``attnlib.explorers.attention_explorer`` on the running example, 3 tokens, and on 8 tokens);
 * **JupyterLab**: the same explorers as anywidgets in a notebook on a real JupyterLab server;
 * **today's explorer**: the previous kernel-rendered implementation (``attnlib/widgets.py`` at
   commit ``dedbc77``, taken from git into a temporary folder, never imported by the package),
@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from support.browser import browser_context  # noqa: E402
 from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, jupyterlab, serve  # noqa: E402
 
-from attnlib import widgets  # noqa: E402
+from attnlib import explorers  # noqa: E402
 from attnlib.explorers import frontend  # noqa: E402
 
 OLD_COMMIT = "dedbc77"
@@ -99,7 +99,7 @@ def static_site(folder: Path) -> Path:
     """A page with the two explorers' text/html (what the web book embeds) and the front-end files."""
     X8, t8 = eight_tokens()
     parts = []
-    for ex in (widgets.attention_explorer(), widgets.attention_explorer(X8, t8)):
+    for ex in (explorers.attention_explorer(), explorers.attention_explorer(X8, t8)):
         bundle = ex._repr_mimebundle_()
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         parts.append(data["text/html"])

@@ -1,11 +1,18 @@
-"""The explorers' front end: the JavaScript modules and the stylesheet shipped in ``static/``.
+"""The explorers' front end: the JavaScript modules and the stylesheet.
 
-One ES module per kind of explorer (``attention.js``, ``scaling.js``, ...) imports the
-shared math (``compute.js``) and DOM helpers (``ui.js``). anywidget loads a widget's
-``_esm`` from a string, where relative imports cannot be resolved, so
-:func:`module_source` composes the three files into one self-contained module. The web
-book serves the files as they are (:func:`write_modules`); the browser resolves the
-imports itself and loads the shared files once for every explorer of a page.
+One ES module per kind of explorer (its path is in the registry,
+:func:`attnlib.explorers.registry.module_path`) imports the shared modules in
+``static/`` (:data:`SHARED`: the math ``compute.js`` and the DOM helpers ``ui.js``).
+anywidget loads a widget's ``_esm`` from a string, where relative imports cannot
+be resolved, so :func:`compose` joins the shared files and the kind's module
+into one self-contained module. The web book serves the files as they are
+(:func:`write_modules`, which also writes the registry's list of kinds into
+``host.js``); the browser resolves the imports itself and loads the shared
+files once for every explorer of a page.
+
+This file imports nothing from attnlib at module level, so that it can be
+loaded on its own (JupyterLite's test loads it without numpy); then the
+built-in kinds' modules are found by their file names in ``static/``.
 
 Examples
 --------
@@ -13,8 +20,9 @@ Examples
 True
 >>> 'from "./' in module_source("attention")
 False
->>> sorted(KINDS)
-['attention', 'blocks', 'head_count', 'positional', 'scale_comparison', 'scaling', 'training']
+>>> from attnlib.explorers import frontend, registry
+>>> frontend.KINDS == registry.kinds()
+True
 """
 
 from __future__ import annotations
@@ -23,39 +31,72 @@ import re
 import shutil
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-__all__ = ["KINDS", "STATIC", "SHARED", "module_source", "css_source", "module_files", "write_modules"]
+__all__ = ["CSS", "HOST", "SHARED", "STATIC", "compose", "css_source", "module_files", "module_source", "write_modules"]
 
-#: Folder of the front-end files (package data).
+#: Folder of the shared front-end files (package data).
 STATIC = Path(__file__).resolve().parent / "static"
-#: The kinds of explorer, each with its module ``static/<kind>.js``.
-KINDS = ("attention", "scaling", "scale_comparison", "head_count", "positional", "training", "blocks")
-#: The modules every kind imports, in the order they are composed.
+#: The modules every kind may import, in the order they are composed (each only imports earlier ones).
 SHARED = ("compute.js", "ui.js")
 #: The web page host (not part of the anywidget modules).
 HOST = "host.js"
 CSS = "explorer.css"
 
 _IMPORT = re.compile(r'^import\s*\{[^}]*\}\s*from\s*"\./([a-z_]+)\.js";[ \t]*\n', re.MULTILINE)
+#: The line of ``host.js`` that :func:`write_modules` fills in with the registry's kinds.
+_HOST_KINDS = re.compile(r"^const KINDS = \[[^\]]*\];.*$", re.MULTILINE)
 
 
-def _check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
-    return kind
+def __getattr__(name: str) -> Any:
+    if name == "KINDS":  # the registry's kinds (read when asked for, so that a kind registered later counts)
+        return _registry().kinds()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _read(name: str) -> str:
-    return (STATIC / name).read_text(encoding="utf-8")
+def _registry() -> Any:
+    from attnlib.explorers import registry
+
+    return registry
+
+
+def _module_path(kind: str) -> Path:
+    try:
+        registry = _registry()
+    except ImportError:  # loaded on its own (no numpy): the built-in kinds' files
+        path = STATIC / f"{kind}.js"
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", kind) or not path.is_file() or path.name in (*SHARED, HOST):
+            raise ValueError(f"kind must name a kind's module in {STATIC}; got {kind!r}") from None
+        return path
+    return registry.module_path(kind)
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 @cache
-def module_source(kind: str) -> str:
-    """One self-contained ES module for ``kind``: ``compute.js``, ``ui.js`` and ``<kind>.js``.
+def compose(path: Path) -> str:
+    """One self-contained ES module: the shared modules, then the kind's module at ``path``.
 
     The relative ``import {...} from "./x.js"`` lines are removed (their names are then
     declared in the same module); the named exports of every part stay, so the composed
     module also exports the math that the golden test checks.
+    """
+    parts = []
+    for name, text in [*((n, _read(STATIC / n)) for n in SHARED), (Path(path).name, _read(Path(path)))]:
+        for imported in _IMPORT.findall(text):
+            if f"{imported}.js" not in SHARED:
+                raise ValueError(f"{name} imports ./{imported}.js, which is not a shared module {SHARED}")
+        text = _IMPORT.sub("", text)
+        if re.search(r"^\s*import\s", text, re.MULTILINE):
+            raise ValueError(f'{name} has an import that cannot be composed (only `import {{...}} from "./x.js";` lines)')
+        parts.append(f"// ---- {name} ----\n{text}")
+    return "\n".join(parts)
+
+
+def module_source(kind: str) -> str:
+    """The composed module of ``kind`` (what anywidget loads as ``_esm``).
 
     Examples
     --------
@@ -65,20 +106,9 @@ def module_source(kind: str) -> str:
     >>> module_source("heads")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: kind must be one of ('attention', 'scaling', ...); got 'heads'
+    ValueError: kind must be one of ('attention', 'blocks', ...); got 'heads'
     """
-    _check_kind(kind)
-    parts = []
-    for name in (*SHARED, f"{kind}.js"):
-        text = _read(name)
-        for imported in _IMPORT.findall(text):
-            if f"{imported}.js" not in SHARED:
-                raise ValueError(f"{name} imports ./{imported}.js, which is not a shared module {SHARED}")
-        text = _IMPORT.sub("", text)
-        if re.search(r"^\s*import\s", text, re.MULTILINE):
-            raise ValueError(f"{name} has an import that cannot be composed (only `import {{...}} from \"./x.js\";` lines)")
-        parts.append(f"// ---- {name} ----\n{text}")
-    return "\n".join(parts)
+    return compose(_module_path(kind))
 
 
 @cache
@@ -90,20 +120,37 @@ def css_source() -> str:
     >>> ".attnlib-live" in css_source()
     True
     """
-    return _read(CSS)
+    return _read(STATIC / CSS)
 
 
 def module_files() -> list[str]:
     """Every front-end file the web book serves: shared modules, one per kind, the host and the CSS."""
-    return [*SHARED, *(f"{k}.js" for k in KINDS), HOST, CSS]
+    return [*SHARED, *(f"{k}.js" for k in _registry().kinds()), HOST, CSS]
+
+
+def host_source() -> str:
+    """``host.js`` with the registry's kinds in its ``KINDS`` line (the page imports only these modules)."""
+    text = _read(STATIC / HOST)
+    kinds = ", ".join(f'"{k}"' for k in _registry().kinds())
+    line = f"const KINDS = [{kinds}]; // written by attnlib.explorers.frontend.write_modules from the registry"
+    new, count = _HOST_KINDS.subn(line, text)
+    if count != 1:
+        raise ValueError(f"{HOST} must have one line `const KINDS = [...];` for the registry's kinds")
+    return new
 
 
 def write_modules(target: str | Path) -> list[Path]:
-    """Copy the front-end files into ``target`` (created if needed); return the written paths."""
+    """Write the front-end files into ``target`` (created if needed); return the written paths."""
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
+    registry = _registry()
     written = []
-    for name in module_files():
+    for name in (*SHARED, CSS):
         shutil.copy2(STATIC / name, target / name)
         written.append(target / name)
+    for kind in registry.kinds():
+        shutil.copy2(registry.module_path(kind), target / f"{kind}.js")
+        written.append(target / f"{kind}.js")
+    (target / HOST).write_text(host_source(), encoding="utf-8")
+    written.append(target / HOST)
     return written

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from support.paths import CHAPTERS
 
-from attnlib.widgets import SNAPSHOT_NOTE
+from attnlib.explorers import SNAPSHOT_NOTE
 
 PLAYGROUND = CHAPTERS / "playground.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -107,11 +107,17 @@ def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_
     """_ext/live_explorers.py: the modules in _explorers/ (not _static/, which every page loads), host.js only on explorer pages."""
     from support.site import site_pages
 
-    from attnlib.explorers.frontend import STATIC, module_files
+    from attnlib.explorers import registry
+    from attnlib.explorers.frontend import HOST, STATIC, host_source, module_files
 
     for name in module_files():
         served = web_html / "_explorers" / name
-        assert served.is_file() and served.read_bytes() == (STATIC / name).read_bytes(), f"{served} is not attnlib's {name}"
+        kind = name.removesuffix(".js")
+        if name == HOST:  # the host with the registry's kinds written in
+            want = host_source().encode()
+        else:
+            want = (registry.module_path(kind) if kind in registry.kinds() else STATIC / name).read_bytes()
+        assert served.is_file() and served.read_bytes() == want, f"{served} is not attnlib's {name}"
     assert not list((web_html / "_static").glob("host.js")) and not list((web_html / "_static").glob("compute.js"))
     with_host, with_explorer = set(), set()
     for path in site_pages(web_html):

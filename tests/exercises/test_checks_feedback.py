@@ -364,7 +364,7 @@ def test_a_passing_check_prints_its_report_and_no_value(shell, capfd):
 
 
 def test_an_explorer_setting_typed_wrong_is_one_line(shell, capfd):
-    shell.run_cell("explorer = attnlib.widgets.attention_explorer()")
+    shell.run_cell("explorer = attnlib.explorers.attention_explorer()")
     cases = (("explorer.set(W_Q=3)", "W_Q must be"), ("explorer.set(mask='casual')", "mask must be"), ("explorer.d_k = 5", "d_k must be"))
     for code, words in cases:
         result, text = _run_cell(shell, capfd, code)

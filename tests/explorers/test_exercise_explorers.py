@@ -12,7 +12,7 @@ import numpy as np
 from support.paths import CHAPTERS
 
 import attnlib
-from attnlib import widgets
+from attnlib import explorers
 
 
 def exercise_explorer(chapter: str, cell_id: str):
@@ -20,8 +20,8 @@ def exercise_explorer(chapter: str, cell_id: str):
     (path,) = CHAPTERS.glob(f"{chapter}-*.ipynb")
     cell = next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == cell_id)
     call = cell.source.strip()
-    assert call.startswith("attnlib.widgets.") and call.endswith("()"), f"unexpected explorer cell: {call!r}"
-    return getattr(widgets, call.removeprefix("attnlib.widgets.").removesuffix("()"))()
+    assert call.startswith("attnlib.explorers.") and call.endswith("()"), f"unexpected explorer cell: {call!r}"
+    return getattr(explorers, call.removeprefix("attnlib.explorers.").removesuffix("()"))()
 
 
 def test_exercise_6_3_triples_W_Q_within_the_sliders():

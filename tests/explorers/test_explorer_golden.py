@@ -2,7 +2,7 @@
 
 The composed module of each kind (``attnlib.explorers.frontend.module_source``, exactly what
 anywidget loads; the web book serves the same files) is imported by ``node`` and its compute
-functions are run on the settings below; attnlib (``attnlib.explorers.state``, which calls
+functions are run on the settings below; attnlib (the kind modules of ``attnlib.explorers.kinds``, which call
 ``attnlib.core``) computes the reference. Every number must agree to 1e-12 and a query row that
 may attend to no key must carry the same message in both.
 """
@@ -16,9 +16,11 @@ import subprocess
 
 import numpy as np
 import pytest
+from support.golden import differences, run_golden
 
-from attnlib.explorers import state as st
-from attnlib.explorers.frontend import KINDS, module_source
+from attnlib.core import running_example
+from attnlib.explorers import kinds, registry
+from attnlib.explorers.frontend import module_source
 
 TOL = 1e-12
 N_RANDOM = 1200
@@ -72,11 +74,11 @@ def run_node(kind: str, cases: list[dict], tmp_path) -> list:
 def random_states(n_states: int, seed: int = 10) -> list[dict]:
     """Random settings over the explorer's whole range: 1-8 tokens, d_model 1-4, every d_k choice, random masks."""
     rng = np.random.default_rng(seed)
-    lo, hi, step = st.SLIDER["min"], st.SLIDER["max"], st.SLIDER["step"]
+    lo, hi, step = kinds.attention.SLIDER["min"], kinds.attention.SLIDER["max"], kinds.attention.SLIDER["step"]
     grid = np.round(np.arange(lo, hi + step / 2, step), 2)
     states = []
     for k in range(n_states):
-        n, d = int(rng.integers(1, st.MAX_TOKENS + 1)), int(rng.integers(1, st.MAX_D_MODEL + 1))
+        n, d = int(rng.integers(1, kinds.attention.MAX_TOKENS + 1)), int(rng.integers(1, kinds.attention.MAX_D_MODEL + 1))
         X = rng.uniform(-2, 2, size=(n, d))
         if k % 97 == 0:
             X = X * 1e154  # overflow: the scores are infinite
@@ -84,8 +86,8 @@ def random_states(n_states: int, seed: int = 10) -> list[dict]:
         cells = rng.random((n, n)) < 0.6
         if mode == "custom" and n > 1 and k % 2:
             cells[rng.integers(0, n)] = False  # a query row with no allowed key
-        cells = st.effective_mask(mode, cells, n)
-        choices = st.dk_choices_for(d)
+        cells = kinds.attention.effective_mask(mode, cells, n)
+        choices = kinds.attention.dk_choices_for(d)
         state = {
             "X": X.tolist(),
             "tokens": [f"t<{i + 1}>" for i in range(n)],
@@ -93,7 +95,7 @@ def random_states(n_states: int, seed: int = 10) -> list[dict]:
             "mask_mode": mode,
             "mask_cells": cells.tolist(),
         }
-        for name in st.W_NAMES:
+        for name in kinds.attention.W_NAMES:
             w = rng.choice(grid, size=(d, d))
             if k % 5 == 0:
                 w[0, 0] = grid[0] if k % 10 else grid[-1]  # the ends of the range
@@ -117,7 +119,7 @@ def test_attention_views_agree_with_attnlib(tmp_path):
     js_all = run_node("attention", [{"fn": "attention", "state": {**s, "cells": s["mask_cells"]}} for s in states], tmp_path)
     counts = {"no_key_rows": 0, "overflow": 0, "no_scaling": 0}
     for k, (s, js) in enumerate(zip(states, js_all)):
-        ref = st.reference_views(s)
+        ref = kinds.attention.reference_views(s)
         label = f"state {k} (n={len(s['X'])}, d={len(s['X'][0])}, dk={s['dk']}, mask {s['mask_mode']})"
         assert js["error"] == ref["error"], f"{label}: error {js['error']!r} != {ref['error']!r}"
         counts["no_scaling"] += s["dk"] == 0
@@ -142,7 +144,7 @@ def test_attention_views_agree_with_attnlib(tmp_path):
 
 def test_no_key_message_is_the_same_text():
     js = run_node_message()
-    assert js == st.no_key_message("x2")
+    assert js == kinds.attention.no_key_message("x2")
 
 
 def run_node_message() -> str:
@@ -153,18 +155,19 @@ def run_node_message() -> str:
 
 
 def test_scaling_views_agree(tmp_path):
-    samples = st.scaling_samples()
+    samples = kinds.scaling.scaling_samples()
     cases = [{"fn": "scaling", "raw": s["raw_scores"], "dk": int(dk)} for dk, s in samples.items()]
     for case, js in zip(cases, run_node("scaling", cases, tmp_path)):
-        ref = st.scaling_view(case["raw"], case["dk"])
+        ref = kinds.scaling.scaling_view(case["raw"], case["dk"])
         _close([js["scaled"]], ref["scaled"], f"d_k={case['dk']} scaled")
         _close([js["weightsRaw"]], ref["raw_weights"], f"d_k={case['dk']} raw weights")
         _close([js["weightsScaled"]], ref["scaled_weights"], f"d_k={case['dk']} scaled weights")
 
 
 def test_scale_comparison_views_agree(tmp_path):
-    X, _ = st.default_example()
-    lengths = np.arange(st.LENGTH_RANGE["min"], st.LENGTH_RANGE["max"] + 1e-9, st.LENGTH_RANGE["step"]).tolist()
+    X = running_example()
+    span = kinds.scale_comparison.LENGTH_RANGE
+    lengths = np.arange(span["min"], span["max"] + 1e-9, span["step"]).tolist()
     cases = [{"fn": "scale_comparison", "X": X.tolist(), "length": c} for c in lengths]
     from attnlib.core import attention
 
@@ -176,32 +179,32 @@ def test_scale_comparison_views_agree(tmp_path):
 
 
 def test_head_count_views_agree(tmp_path):
-    data = st.head_count_data()
+    data = kinds.head_count.head_count_data()
     plain = {k: np.asarray(v).tolist() for k, v in data.items() if k != "param_counts"}
-    cases = [{"fn": "head_count", **plain, "h": h} for h in st.HEAD_CHOICES]
+    cases = [{"fn": "head_count", **plain, "h": h} for h in kinds.head_count.HEAD_CHOICES]
     for case, js in zip(cases, run_node("head_count", cases, tmp_path)):
-        output, weights = st.head_count_result(data, case["h"])
+        output, weights = kinds.head_count.head_count_result(data, case["h"])
         _close(js["output"], output, f"{case['h']} heads output")
         for r in range(case["h"]):
             _close(js["weights"][r], weights[r], f"{case['h']} heads, head {r + 1}")
 
 
 def test_positional_views_agree(tmp_path):
-    tables = st.positional_data()["tables"]
-    cases = [{"fn": "positional", "table": t, "position": p} for t in tables.values() for p in range(st.N_POSITIONS)]
+    tables = kinds.positional.positional_data()["tables"]
+    cases = [{"fn": "positional", "table": t, "position": p} for t in tables.values() for p in range(kinds.positional.N_POSITIONS)]
     for case, js in zip(cases, run_node("positional", cases, tmp_path)):
-        ref = st.positional_similarity(np.asarray(case["table"]), case["position"])
+        ref = kinds.positional.positional_similarity(np.asarray(case["table"]), case["position"])
         _close([js["similarity"]], [ref], f"position {case['position']}")
 
 
 def test_training_views_agree(tmp_path):
-    data = st.training_data()
+    data = kinds.training.training_data()
     cases = [{"fn": "training", "data": data, "step": s} for s in data["steps"]]
     cases.append({"fn": "training", "data": data, "step": 5})  # not a recorded step
     js = run_node("training", cases, tmp_path)
     assert js[-1] is None
     for case, got in zip(cases[:-1], js[:-1]):
-        ref = st.training_view(data, case["step"])
+        ref = kinds.training.training_view(data, case["step"])
         assert got["step"] == ref["step"] and got["loss"] == ref["loss"] and got["previous"] == ref["previous"]
         _close(got["weights"], ref["weights"], f"step {case['step']} weights")
         _close(got["bilinear"], ref["bilinear"], f"step {case['step']} W_Q W_K^T")
@@ -219,7 +222,7 @@ def test_numbers_are_formatted_as_attnlib_formats_them(tmp_path):
     assert not bad, f"JS formats differently (value, JS, attnlib): {bad[:5]}"
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", registry.kinds())
 def test_every_composed_module_parses(kind, tmp_path):
     path = tmp_path / f"{kind}.mjs"
     path.write_text(module_source(kind))
@@ -245,8 +248,8 @@ def test_blocks_explorer_strips_agree_with_attnlib(tmp_path):
 
     rng = np.random.default_rng(15)
     cases = []
-    for n in st.BLOCK_N_CHOICES:
-        for b in st.BLOCK_SIZE_CHOICES:
+    for n in kinds.blocks.N_CHOICES:
+        for b in kinds.blocks.BLOCK_SIZE_CHOICES:
             count = block_count(n, b)
             steps = {1, count, *rng.integers(1, count + 1, size=5).tolist()}
             cases += [{"n": n, "b": b, "step": int(s), "causal": causal} for s in sorted(steps) for causal in (False, True)]
@@ -269,13 +272,29 @@ def test_blocks_explorer_memory_table_is_attnlibs():
     """Every memory figure the page looks up comes from attnlib.cost, and the formatting is format_bytes'."""
     from attnlib.cost import blocked_working_set_bytes, format_bytes, score_matrix_bytes
 
-    table = st.block_memory_table()
-    assert len(table) == len(st.BLOCK_N_CHOICES) * len(st.BLOCK_SIZE_CHOICES) * len(st.BLOCK_DTYPES)
+    table = kinds.blocks.block_memory_table()
+    assert len(table) == len(kinds.blocks.N_CHOICES) * len(kinds.blocks.BLOCK_SIZE_CHOICES) * len(kinds.blocks.DTYPES)
     for key, row in table.items():
         n, b, dtype = key.split("/")
         n, b = int(n), int(b)
         assert row["dense_bytes"] == score_matrix_bytes(n, dtype=dtype)
-        assert row["blocked_bytes"] == blocked_working_set_bytes(n, st.BLOCK_D_K, b, dtype=dtype)
+        assert row["blocked_bytes"] == blocked_working_set_bytes(n, kinds.blocks.D_K, b, dtype=dtype)
         assert (row["dense"], row["blocked"]) == (format_bytes(row["dense_bytes"]), format_bytes(row["blocked_bytes"]))
         assert row["ratio"] == f"{row['dense_bytes'] / row['blocked_bytes']:.1f}"
     assert table["131072/128/float32"]["dense"] == "64.0 GiB"
+
+
+@pytest.mark.parametrize("kind", registry.kinds())
+def test_every_kind_agrees_with_attnlib_on_its_golden_cases(kind, tmp_path):
+    """The harness every kind gets by registering: its golden_cases, run in node (tests/support/golden.py)."""
+    count, found = run_golden(kind, tmp_path)
+    assert count > 0, f"kind {kind} has no golden cases"
+    assert not found, "\n".join(found[:10])
+
+
+def test_the_harness_sees_a_wrong_number():
+    """The comparison fails on a difference above 1e-12, a missing key, a wrong length and a null."""
+    assert differences({"a": [1.0, 2.0]}, {"a": [1.0, 2.0]}) == []
+    assert differences({"a": [1.0, 2.0 + 1e-9]}, {"a": [1.0, 2.0]})
+    assert differences({}, {"a": 1.0}) and differences([1.0], [1.0, 2.0]) and differences(None, {"a": 1.0})
+    assert differences("-Infinity", -math.inf) == [] and differences(0.0, -math.inf)

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from attnlib import explorers
+from attnlib.explorers import registry
 
 #: The attributes in which an explorer keeps what it computed from its state.
 _VIEW_ATTRS = ("_views", "_view", "_results", "_similarity", "_result")
@@ -44,15 +45,8 @@ def _same(old, new) -> bool:
 #: How many traits and attempts the suite covered (read by test_write_the_counts).
 COUNTS: Counter[str] = Counter()
 
-KINDS = {
-    "attention": explorers.attention_explorer,
-    "scaling": explorers.scaling_explorer,
-    "scale_comparison": explorers.scale_comparison_explorer,
-    "head_count": explorers.head_count_explorer,
-    "positional": explorers.positional_explorer,
-    "training": explorers.training_explorer,
-    "blocks": explorers.block_memory_explorer,
-}
+#: Every registered kind, built with its class's defaults (a new kind is covered by registering).
+KINDS = {kind: registry.explorer_class(kind) for kind in registry.kinds()}
 
 #: Odd values every trait is given: None, bools, numbers as text, non-integral and non-finite numbers,
 #: complex, containers, and matrices of text, booleans, complex numbers, numpy.ma, NaN and 1e308.

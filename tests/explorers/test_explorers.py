@@ -19,15 +19,15 @@ from hypothesis import strategies as hs
 
 import attnlib
 from attnlib import experiments, explorers, training
-from attnlib.explorers import state as st
+from attnlib.explorers import kinds
 
 X3 = attnlib.running_example()
 I2 = np.eye(2)
 POST_W_V = [[1.0, 0.0], [1.0, 1.0]]
 X8 = np.random.default_rng(7).uniform(-1.0, 1.0, size=(8, 4)).round(2)
 
-STEPS = round((st.SLIDER["max"] - st.SLIDER["min"]) / st.SLIDER["step"])
-ON_GRID = hs.integers(0, STEPS).map(lambda k: round(st.SLIDER["min"] + k * st.SLIDER["step"], 2))
+STEPS = round((kinds.attention.SLIDER["max"] - kinds.attention.SLIDER["min"]) / kinds.attention.SLIDER["step"])
+ON_GRID = hs.integers(0, STEPS).map(lambda k: round(kinds.attention.SLIDER["min"] + k * kinds.attention.SLIDER["step"], 2))
 
 
 def grid_matrix(d: int):
@@ -80,7 +80,7 @@ def assert_matches_attnlib(ex) -> None:
     views = ex.shown
     assert [m is not None for m in views.messages] == [i in empty for i in range(n)]
     for i in empty:
-        assert views.messages[i] == st.no_key_message(ex.tokens[i])
+        assert views.messages[i] == kinds.attention.no_key_message(ex.tokens[i])
     ok = [i for i in range(n) if i not in empty]
     if ok:
         part = attnlib.attention(views.Q[ok], views.K, views.V, mask=allowed[ok], scale=scale)
@@ -150,14 +150,15 @@ def test_playground_calls_keep_working():
     assert_matches_attnlib(ex5)
 
 
-def test_widgets_is_the_same_module_under_its_old_name():
+def test_widgets_is_a_deprecated_alias_of_explorers():
     from attnlib import widgets
 
     assert attnlib.widgets is widgets and attnlib.explorers is explorers
     for name in explorers.__all__:
-        if name in ("reference_views",):
-            continue
-        assert getattr(widgets, name) is getattr(explorers, name)
+        with pytest.warns(DeprecationWarning, match=rf"attnlib\.explorers\.{name}\b"):
+            assert getattr(widgets, name) is getattr(explorers, name)
+    with pytest.raises(AttributeError):
+        widgets.no_such_explorer  # noqa: B018
 
 
 def test_exercise_six_three_fits_the_slider_range():
@@ -179,7 +180,7 @@ EX = explorers.attention_explorer()
     W_Q=grid_matrix(2),
     W_K=grid_matrix(2),
     W_V=grid_matrix(2),
-    dk=hs.sampled_from(st.dk_choices_for(2)),
+    dk=hs.sampled_from(kinds.attention.dk_choices_for(2)),
     bits=hs.integers(0, 511),
     browser=hs.booleans(),
 )
@@ -207,8 +208,8 @@ def test_all_512_masks_of_three_tokens():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    extremes=hs.lists(hs.sampled_from([st.SLIDER["min"], st.SLIDER["max"]]), min_size=48, max_size=48),
-    dk=hs.sampled_from(st.dk_choices_for(4)),
+    extremes=hs.lists(hs.sampled_from([kinds.attention.SLIDER["min"], kinds.attention.SLIDER["max"]]), min_size=48, max_size=48),
+    dk=hs.sampled_from(kinds.attention.dk_choices_for(4)),
     mode=hs.sampled_from(["none", "causal"]),
 )
 def test_eight_tokens_of_width_four_at_the_ends_of_the_sliders(extremes, dk, mode):
@@ -240,7 +241,7 @@ def test_presets_draws_and_reset():
     for draw in ex.random_draws:
         for matrix in draw.values():
             values = np.array(matrix)
-            assert np.allclose(values / st.SLIDER["step"], np.round(values / st.SLIDER["step"]))
+            assert np.allclose(values / kinds.attention.SLIDER["step"], np.round(values / kinds.attention.SLIDER["step"]))
             assert (np.abs(values) <= 1.5).all()
     ex.set(mask="causal", d_k=64)
     ex.reset()
@@ -363,8 +364,9 @@ def test_row_with_no_allowed_key_gives_its_message():
     cells[1] = False
     ex.mask = cells
     assert ex.result is None and ex.error == ""
-    assert ex.shown.messages == (None, st.no_key_message("x2"), None)
-    assert st.no_key_message("x2") == "x2 may attend to no key, so its softmax is undefined: no weights and no output for this row."
+    assert ex.shown.messages == (None, kinds.attention.no_key_message("x2"), None)
+    said = kinds.attention.no_key_message("x2")
+    assert said == "x2 may attend to no key, so its softmax is undefined: no weights and no output for this row."
     assert "x2 may attend to no key" in ex.summary_text()
     assert_matches_attnlib(ex)
     ex.mask = np.zeros((3, 3), dtype=bool)
@@ -382,9 +384,9 @@ def test_overflow_gives_a_message_and_a_consistent_state(browser):
         ex.W_Q = bigger
     assert ex.W_Q.tolist() == bigger  # the setting is taken; it just cannot be shown
     assert ex.result is None
-    assert ex.error == ex.message == st.overflow_message("scores")
+    assert ex.error == ex.message == kinds.attention.overflow_message("scores")
     data, _ = ex._repr_mimebundle_()
-    assert st.overflow_message("scores") in data["text/plain"]
+    assert kinds.attention.overflow_message("scores") in data["text/plain"]
     ex.W_Q = I2
     assert ex.result is not None and ex.error == "" and ex.message is None
     assert_matches_attnlib(ex)
@@ -392,9 +394,9 @@ def test_overflow_gives_a_message_and_a_consistent_state(browser):
 
 def test_overflow_in_the_projections():
     ex = explorers.AttentionExplorer(np.full((2, 2), 1e308), W_Q=2 * I2)
-    assert ex.result is None and ex.error == st.overflow_message("Q")
+    assert ex.result is None and ex.error == kinds.attention.overflow_message("Q")
     ex.set(W_Q=I2, W_V=[[3, 0], [0, 3]])
-    assert ex.result is None and ex.error == st.overflow_message("V")
+    assert ex.result is None and ex.error == kinds.attention.overflow_message("V")
 
 
 # ---------------------------------------------------------------------------
@@ -504,7 +506,7 @@ def test_block_memory_explorer():
         assert isinstance(err.value, explorers.InvalidSetting)
     assert kept(ex) == before
     ex.set_state({"table": {}})  # data cannot be changed from the page
-    assert "table" in ex.error and ex.table == explorers.state.block_memory_table()
+    assert "table" in ex.error and ex.table == kinds.blocks.block_memory_table()
     with pytest.raises(ValueError, match="^step must be a step from 1 to"):  # block_at names the step (issue 20)
         ex.block_at(10**6)
     ex.set_state({"n": 4096, "block_size": 128, "step": 32})
@@ -620,24 +622,24 @@ def test_token_labels_are_escaped_everywhere():
     page = _Embed()
     page.feed(html_text)
     assert json.loads(page.state_text)["tokens"] == tokens
-    assert ex.shown.messages[0] == st.no_key_message(tokens[0])
+    assert ex.shown.messages[0] == kinds.attention.no_key_message(tokens[0])
 
 
 def test_reference_views_are_the_models_views():
     ex = explorers.attention_explorer(X8[:5, :3])
     ex.set(W_Q=np.full((3, 3), 0.35), mask=np.tril(np.ones((5, 5), dtype=bool), -1), d_k=None)
-    ref = st.reference_views(ex.state_dict())
+    ref = kinds.attention.reference_views(ex.state_dict())
     views = ex.shown
-    assert ref["messages"] == list(views.messages) and ref["messages"][0] == st.no_key_message("x1")
+    assert ref["messages"] == list(views.messages) and ref["messages"][0] == kinds.attention.no_key_message("x1")
     assert ref["weights"][0] is None and ref["weights"][1:] == views.weights[1:].tolist()
     assert ref["scaled"] == views.scaled.tolist() and ref["divisor"] == 1.0 and ref["error"] == ""
 
 
 def test_training_explorer_shows_attnlib_recorded_steps():
     ex = explorers.training_explorer()
-    run = experiments.learn_previous_token(seed=0, record_steps=st.TRAINING_RECORD_STEPS)
+    run = experiments.learn_previous_token(seed=0, record_steps=kinds.training.RECORD_STEPS)
     probe = experiments.previous_token_probe()
-    assert ex.steps == list(st.TRAINING_RECORD_STEPS) and ex.step == 0
+    assert ex.steps == list(kinds.training.RECORD_STEPS) and ex.step == 0
     assert ex.tokens == [f"t{i}" for i in range(6)] and ex.features == list(probe.features)
     for snap in run.snapshots[::5] + run.snapshots[-1:]:
         ex.set_state({"step": snap.step})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlib.core import attention
-from attnlib.explorers import state as st
+from attnlib.explorers import kinds
 from attnlib.plots import format_value
 
 # JavaScript: everything about the live explorer number `index` of the page, read from the DOM only
@@ -57,7 +57,7 @@ def attention_setting(info: dict) -> dict:
     data, c = info["data"], info["controls"]
     d = len(data["X"][0])
     state = {k: data[k] for k in ("X", "tokens", "W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")}
-    for name in st.W_NAMES:
+    for name in kinds.attention.W_NAMES:
         if f"{name}[1,1]" in c:
             state[name] = [[c[f"{name}[{i + 1},{j + 1}]"] for j in range(d)] for i in range(d)]
     for key in ("dk", "mask_mode", "mask_cells"):
@@ -70,7 +70,7 @@ def expected_tables(info: dict) -> dict:
     """What attnlib says every table of this explorer must show, for the setting read from its controls."""
     kind, data, c = info["kind"], info["data"], info["controls"]
     if kind == "attention":
-        ref = st.reference_views(attention_setting(info))
+        ref = kinds.attention.reference_views(attention_setting(info))
         out = {}
         for view in ("Q", "K", "V", "scores", "scaled"):
             out[view] = _texts(ref[view])
@@ -79,7 +79,7 @@ def expected_tables(info: dict) -> dict:
         return {k: v for k, v in out.items() if k in info["tables"]}
     if kind == "scaling":
         dk = int(c["d_k"])
-        v = st.scaling_view(data["samples"][str(dk)]["raw_scores"], dk)
+        v = kinds.scaling.scaling_view(data["samples"][str(dk)]["raw_scores"], dk)
         return {"scores": _texts(np.vstack([v["raw"], v["scaled"]])), "weights": _texts(np.vstack([v["raw_weights"], v["scaled_weights"]]))}
     if kind == "scale_comparison":
         X = np.asarray(data["X"]) * float(c["length factor"])
@@ -87,18 +87,18 @@ def expected_tables(info: dict) -> dict:
     if kind == "head_count":
         h = int(c["number of heads"])
         arrays = {k: np.asarray(data[k]) for k in ("X", "W_Q", "W_K", "W_V", "W_O")}
-        _, weights = st.head_count_result(arrays, h)
+        _, weights = kinds.head_count.head_count_result(arrays, h)
         return {f"head{r}": _texts(weights[r]) for r in range(h)}
     if kind == "positional":
         t, d = int(c["position t"]), int(c["d_model"])
         table = np.asarray(data["tables"][str(d)])
-        return {"pe": _texts(table), "similarity": _texts(st.positional_similarity(table, t)[:, None])}
+        return {"pe": _texts(table), "similarity": _texts(kinds.positional.positional_similarity(table, t)[:, None])}
     if kind == "training":
-        view = st.training_view(data, int(c["training step"]))
+        view = kinds.training.training_view(data, int(c["training step"]))
         return {"weights": _texts(view["weights"]), "bilinear": _texts(view["bilinear"])}
     if kind == "blocks":
         n, b = int(str(c["sequence length n"]).replace(",", "")), int(c["block size (keys per step)"])
-        row = st.block_memory_table()[f"{n}/{b}/{c['number format']}"]
+        row = kinds.blocks.block_memory_table()[f"{n}/{b}/{c['number format']}"]
         return {"memory": [[row["dense"]], [row["blocked"]], [f"{row['ratio']}\u00d7 less"]]}
     raise AssertionError(f"unknown kind {kind}")
 

@@ -12,7 +12,6 @@ from support.strategies import masks, qkv
 
 from attnlib.blocked import (
     block_count,
-    block_explorer_data,
     chunked_attention,
     key_block,
     key_blocks,
@@ -275,14 +274,12 @@ def test_sympy_proves_the_two_block_merge():
         assert abs(full - np.exp(np.linspace(-1, 2, a + b)).sum()) < 1e-12
 
 
-def test_explorer_data_is_plain_and_matches_the_cost_helpers():
-    data = block_explorer_data(1000, 128, d_k=64, dtype="float32")
-    assert data["steps"][0] == {"keys": [0, 128], "rows": [0, 1000]} and data["steps"][-1]["keys"] == [896, 1000]
-    assert len(data["steps"]) == 8
-    assert data["dense_bytes"] == 4_000_000 == score_matrix_bytes(1000)
-    assert data["blocked_bytes"] == blocked_working_set_bytes(1000, 64, 128) == 4 * (2 * 1000 * 128 + 2 * 1000 * 64 + 2000)
-    causal = block_explorer_data(10, 4, causal=True)
-    assert [s["rows"] for s in causal["steps"]] == [[0, 10], [4, 10], [8, 10]]
+def test_blocks_and_memory_of_a_long_sequence():
+    blocks = key_blocks(1000, 1000, 128)
+    assert (blocks[0].keys, blocks[0].rows) == ((0, 128), (0, 1000)) and blocks[-1].keys == (896, 1000) and len(blocks) == 8
+    assert score_matrix_bytes(1000) == 4_000_000
+    assert blocked_working_set_bytes(1000, 64, 128) == 4 * (2 * 1000 * 128 + 2 * 1000 * 64 + 2000)
+    assert [b.rows for b in key_blocks(10, 10, 4, causal=True)] == [(0, 10), (4, 10), (8, 10)]
 
 
 def test_measure_and_fit_on_a_tiny_sweep():

@@ -35,7 +35,7 @@ import sympy as sp
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from attnlib import _validate, compatibility, core, cost, exact, heads, paths, plots, positional, retrieval, scaling
+from attnlib import _memory, compatibility, core, cost, exact, formatting, heads, paths, plots, positional, retrieval, scaling
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -275,11 +275,11 @@ def b_working_set(draw):
 
 
 def b_key_block_steps(draw):
-    from attnlib.blocked import block_explorer_data
+    from attnlib.blocked import block_count
 
     n, b = draw(st.integers(1, 40)), draw(st.integers(1, 41))
-    data = block_explorer_data(n, b, causal=draw(st.booleans()))
-    return {"data": data, "steps": [draw(st.integers(0, len(data["steps"]) - 1))], "title": "blocks"}
+    step = draw(st.integers(0, block_count(n, b) - 1))
+    return {"n": n, "block_size": b, "causal": draw(st.booleans()), "steps": [step], "title": "blocks"}
 
 
 def b_format_bytes(draw):
@@ -473,7 +473,7 @@ SPECS = [
     ("cost.bytes_per_entry", cost.bytes_per_entry, lambda d: {"dtype": d(st.sampled_from(sorted(cost.DTYPE_BYTES)))}, 25, ()),
     ("cost.score_matrix_entries", cost.score_matrix_entries, b_ints("n", "n_keys", "heads", "batch", high=10**30), 75, ()),
     ("cost.score_matrix_bytes", cost.score_matrix_bytes, b_score_bytes, 75, ()),
-    ("cost.format_bytes", cost.format_bytes, b_format_bytes, 150, ()),
+    ("formatting.format_bytes", formatting.format_bytes, b_format_bytes, 150, ()),
     ("cost.attention_flops", cost.attention_flops, b_flops, 75, ()),
     ("cost.blocked_working_set_bytes", cost.blocked_working_set_bytes, b_working_set, 75, ()),
     ("exact.exact_number", exact.exact_number, lambda d: {"name": "x", "value": d(st.one_of(st.floats(), st.integers()))}, 100, ()),
@@ -506,11 +506,11 @@ SPECS = [
     ("scaling.saturation_sweep", scaling.saturation_sweep, b_sweep, 100, ()),
     ("scaling.row_entropy", scaling.row_entropy, b_entropy, 75, ()),
     ("scaling.sharpness_vs_dk", scaling.sharpness_vs_dk, b_sharpness, 20, ()),
-    ("plots.format_value", plots.format_value, b_format_value, 150, ()),
-    ("plots.format_row", plots.format_row, b_format_row, 100, ()),
-    ("plots.is_displayable", plots.is_displayable, lambda d: {"value": d(st.one_of(st.floats(), st.integers(), st.sampled_from(ODD)))},
-     100, ()),
-    ("plots.is_masked", plots.is_masked, lambda d: {"value": d(st.one_of(st.floats(), st.sampled_from(ODD)))}, 50, ()),
+    ("formatting.format_value", formatting.format_value, b_format_value, 150, ()),
+    ("formatting.format_row", formatting.format_row, b_format_row, 100, ()),
+    ("formatting.is_displayable", formatting.is_displayable,
+     lambda d: {"value": d(st.one_of(st.floats(), st.integers(), st.sampled_from(ODD)))}, 100, ()),
+    ("formatting.is_masked", formatting.is_masked, lambda d: {"value": d(st.one_of(st.floats(), st.sampled_from(ODD)))}, 50, ()),
     ("plots.readable_text_colour", plots.readable_text_colour, b_rgba, 75, ()),
     ("plots.colour_table", plots.colour_table, b_ints("n", high=300), 25, ()),
     ("plots.path_length_heatmap", plots.path_length_heatmap, b_path_heatmap, 30, ()),
@@ -585,7 +585,7 @@ def _odd_argument_names(fn, kwargs):
 @pytest.fixture(autouse=True)
 def small_memory(monkeypatch):
     """The suite must not allocate gigabytes on a shared machine: pretend it has 128 MiB."""
-    monkeypatch.setattr(_validate, "MAX_ARRAY_BYTES", 2**27)
+    monkeypatch.setattr(_memory, "MAX_ARRAY_BYTES", 2**27)
 
 
 @pytest.mark.parametrize("name, fn, builder, n_examples, neg_inf", SPECS, ids=[s[0] for s in SPECS])
@@ -621,7 +621,7 @@ def test_every_public_function_is_in_the_edge_suite():
 
     covered = {s[0] for s in SPECS}
     missing = []
-    for module in (core, compatibility, cost, exact, heads, paths, plots, positional, retrieval, scaling):
+    for module in (core, compatibility, cost, exact, formatting, heads, paths, plots, positional, retrieval, scaling):
         for attr in module.__all__:
             obj = getattr(module, attr)
             if inspect.isfunction(obj) and obj.__module__ == module.__name__:
@@ -637,4 +637,4 @@ def test_write_the_case_counts():
     out = ARTIFACTS
     out.mkdir(exist_ok=True)
     (out / "edge-cases.json").write_text(json.dumps(dict(sorted(RUNS.items())), indent=1))
-    assert _validate.MAX_ARRAY_BYTES > 0
+    assert _memory.MAX_ARRAY_BYTES > 0

@@ -14,7 +14,7 @@ from support.errors import raises
 from support.paths import ROOT
 
 import attnlib
-from attnlib import _validate, compatibility, cost, exact, paths, plots
+from attnlib import _memory, compatibility, cost, exact, paths, plots
 from attnlib.core import (
     attention,
     causal_mask,
@@ -154,7 +154,7 @@ def test_sizes_beyond_memory_say_how_much_they_need():
 
 
 def test_memory_limit_is_this_machines_memory():
-    assert 2**28 <= _validate.MAX_ARRAY_BYTES
+    assert 2**28 <= _memory.MAX_ARRAY_BYTES
 
 
 def test_format_bytes_of_huge_and_numpy_numbers():

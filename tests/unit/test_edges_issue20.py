@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from support.errors import raises
 
-from attnlib import _validate, backward, blocked, experiments, explorers, measure, training
+from attnlib import _memory, backward, blocked, experiments, explorers, measure, training
 from attnlib.core import attention
-from attnlib.explorers import snapshot
+from attnlib.explorers import kinds, snapshot
 
 I2 = np.eye(2)
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -148,7 +148,7 @@ def test_overflowed_values_are_not_printed_in_the_summary():
     ex.W_V = [[2, 0], [0, 2]]
     text = ex.summary_text()
     assert not re.search(r"\b(inf|nan)\b", text, flags=re.IGNORECASE), text
-    assert explorers.state.overflow_message("V") in text
+    assert kinds.attention.overflow_message("V") in text
 
 
 @pytest.mark.parametrize(
@@ -328,7 +328,7 @@ def test_training_measurements_check_their_inputs():
 
 @pytest.fixture
 def small_memory(monkeypatch):
-    monkeypatch.setattr(_validate, "MAX_ARRAY_BYTES", 2**27)
+    monkeypatch.setattr(_memory, "MAX_ARRAY_BYTES", 2**27)
 
 
 @pytest.mark.usefixtures("small_memory")

@@ -33,9 +33,10 @@ import numpy as np
 import pytest
 from support.paths import ARTIFACTS
 
-from attnlib import _validate, backward, blocked, explorers, measure, training
+from attnlib import _memory, backward, blocked, explorers, measure, training
 from attnlib.core import attention, multi_head_parts
 from attnlib.explorers import reference_views, snapshot
+from attnlib.explorers.kinds.training import recorded_steps
 
 RUNS: Counter[str] = Counter()
 
@@ -312,11 +313,6 @@ SPECS = {
         {"Q": X3, "K": X3, "V": X3, "block_size": 2, "mask": None, "scale": True, "return_lse": False},
         {"Q": "matrix", "K": "matrix", "V": "matrix", "block_size": "size", "mask": "mask", "scale": "scale", "return_lse": "flag"},
     ),
-    "blocked.block_explorer_data": (
-        blocked.block_explorer_data,
-        {"n": 8, "block_size": 3, "d_k": 4, "dtype": "float32", "causal": False},
-        {"n": "size", "block_size": "size", "d_k": "size", "dtype": "text", "causal": "flag"},
-    ),
     "blocked.two_block_identity": (blocked.two_block_identity, {"first": 1, "second": 1}, {"first": "size", "second": "size"}),
     "training.previous_token_task": (
         training.previous_token_task,
@@ -373,8 +369,8 @@ SPECS = {
         {"weights": "matrix", "task": "instance", "threshold": "real"},
     ),
     "training.saturation": (training.saturation, {"weights": W_PROBE}, {"weights": "matrix"}),
-    "training.explorer_steps": (
-        training.explorer_steps,
+    "explorers.recorded_steps": (  # the training explorer's data (attnlib.explorers.kinds.training)
+        recorded_steps,
         {"run": RUN, "probe": PROBE, "sequence": 1, "head": 0},
         {"run": "instance", "probe": "instance", "sequence": "index", "head": "index"},
     ),
@@ -566,7 +562,7 @@ def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False)
 @pytest.fixture(autouse=True)
 def small_memory(monkeypatch):
     """The suite must not allocate gigabytes on a shared machine: pretend it has 128 MiB."""
-    monkeypatch.setattr(_validate, "MAX_ARRAY_BYTES", 2**27)
+    monkeypatch.setattr(_memory, "MAX_ARRAY_BYTES", 2**27)
 
 
 @pytest.mark.parametrize("label", sorted(SPECS))

@@ -160,10 +160,12 @@ def test_record_steps_outside_the_run_are_refused():
         training.train(training.AttentionModel(), params, training.Adam(), lambda r: probe, 3, probe, record_steps=(5,))
 
 
-def test_explorer_steps_are_plain_lists():
+def test_the_training_explorers_steps_are_plain_lists():
+    from attnlib.explorers.kinds.training import recorded_steps
+
     run = small_run()
     probe = training.previous_token_task(2, seed=99)
-    d = training.explorer_steps(run, probe, sequence=1)
+    d = recorded_steps(run, probe, sequence=1)
     assert d["steps"] == [0, 10, 30] and d["tokens"] == [f"t{i}" for i in range(6)]
     assert all(isinstance(x, float) for x in d["losses"])
     assert np.asarray(d["weights"]).shape == (3, 6, 6) and np.asarray(d["bilinear"]).shape == (3, 8, 8)
@@ -171,12 +173,12 @@ def test_explorer_steps_are_plain_lists():
     assert d["losses"][-1] == run.final_loss
     assert d["previous"] == [float(training.relation_mass(s.weights, probe, "previous")[0]) for s in run.snapshots]
     with pytest.raises(ValueError, match="sequence must be below"):
-        training.explorer_steps(run, probe, sequence=2)
+        recorded_steps(run, probe, sequence=2)
     unrecorded = training.train(
         training.AttentionModel(), run.final_params, training.Adam(), lambda r: probe, 1, probe
     )
     with pytest.raises(ValueError, match="no recorded steps"):
-        training.explorer_steps(unrecorded, probe)
+        recorded_steps(unrecorded, probe)
 
 
 def test_the_chapters_previous_token_run_learns_the_rotation():

@@ -26,7 +26,7 @@ from support.explorers import READ_EXPLORER_JS, mismatches
 from support.paths import ARTIFACTS
 from support.servers import serve
 
-from attnlib.explorers.state import no_key_message
+from attnlib.explorers.kinds.attention import no_key_message
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@
 // by the module's acceptLink before it is used; what does not pass is ignored with a message.
 import { decodeState } from "./ui.js";
 
-const KINDS = ["attention", "scaling", "scale_comparison", "head_count", "positional", "training", "blocks"];
+const KINDS = []; // written by attnlib.explorers.frontend.write_modules from the registry
 const LIVE_NOTE = "Live explorer: it computes in your browser as you move the controls (no kernel, nothing sent anywhere). "
   + "\u201ccopy link\u201d puts the setting into the page address, to share it.";
 

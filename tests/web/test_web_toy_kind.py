@@ -1,0 +1,54 @@
+"""A new explorer kind mounts live on a static page with nothing but its two modules (chromium).
+
+The toy kind of ``support.toy_kind`` (a temporary Python module and JS module) is registered by
+importing it; its cell output (``text/html``) and the files ``frontend.write_modules`` writes make a
+page like the web book's. The page's host must mount it from the list of kinds written into
+``host.js``, draw the scaled row, and follow a key press on its slider. No book build is needed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.browser import browser_context
+from support.servers import serve
+from support.toy_kind import KIND, toy_kind
+
+import attnlib.explorers as explorers
+from attnlib.explorers import frontend
+
+pytestmark = pytest.mark.slow
+
+CELL_TEXTS = (
+    "tds => tds.map(td => { const c = td.cloneNode(true); c.querySelectorAll('span').forEach(s => s.remove()); "
+    "return c.textContent.trim(); })"
+)
+
+
+def test_a_toy_kind_mounts_on_a_static_page(tmp_path):
+    site = tmp_path / "site"
+    with toy_kind(tmp_path):
+        html = explorers.toy_scale_explorer()._repr_mimebundle_()[0]["text/html"]
+        frontend.write_modules(site / "_explorers")
+    page_html = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>toy kind</title></head>'
+        f'<body><main>{html}</main><script type="module" src="_explorers/host.js"></script></body></html>'
+    )
+    (site / "index.html").write_text(page_html, encoding="utf-8")
+    with serve(site) as base, browser_context(tmp_path / "chromium") as (context, blocker):
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base + "index.html")
+        page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
+
+        def cells() -> list[str]:  # the shown numbers (the arrow and screen-reader spans of a changed cell left out)
+            return page.eval_on_selector_all(".attnlib-live table[data-view=scaled] td[data-j]", CELL_TEXTS)
+
+        assert cells() == ["0.5000", "-1.2500", "2.0000"]
+        slider = page.locator(".attnlib-live input.attnlib-toy")
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.includes('times 2')")
+        assert cells() == ["1.0000", "-2.5000", "4.0000"]
+        assert page.evaluate("() => window.attnlibExplorers.map(e => e.kind)") == [KIND]
+        assert not errors and not blocker.blocked
