@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ._memory import check_size
 from ._validate import (
     as_array,
     as_int,
@@ -42,7 +43,6 @@ from ._validate import (
     as_positive_int,
     as_positive_real,
     as_rng,
-    check_size,
     finite_result,
     quiet,
     to_ndarray,
@@ -59,6 +59,7 @@ __all__ = [
     "InductionForward",
     "cross_entropy",
     "half_losses",
+    "loss_by_position",
     "InductionRun",
     "train_induction",
     "drop_step",
@@ -69,6 +70,11 @@ __all__ = [
     "token_key_composition",
     "letters_to_tokens",
     "words_to_tokens",
+    "BOOK",
+    "book_model",
+    "book_probe",
+    "book_run",
+    "book_runs",
 ]
 
 Params = dict[str, np.ndarray]
@@ -350,7 +356,10 @@ class InductionModel:
             object.__setattr__(self, name, as_positive_int(name, getattr(self, name)))
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads={self.n_heads} does not divide d_model={self.d_model}; every head needs d_model/n_heads columns")
-        check_size(f"InductionModel(d_model={self.d_model}): its matrices", self.d_model * (8 * self.d_model + 2 * self.vocab_size + self.n_positions))
+        check_size(
+            f"InductionModel(d_model={self.d_model}): its matrices",
+            self.d_model * (8 * self.d_model + 2 * self.vocab_size + self.n_positions),
+        )
 
     @property
     def d_head(self) -> int:
@@ -392,7 +401,9 @@ class InductionModel:
         if batch.lengths.max() > self.n_positions:
             raise ValueError(f"batch has a sequence of {batch.lengths.max()} tokens but the model has {self.n_positions} positions")
         if batch.positions.max() >= self.n_positions:
-            raise ValueError(f"batch uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})")
+            raise ValueError(
+                f"batch uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})"
+            )
         return batch
 
     def _ablations(self, ablate: Any) -> tuple[tuple[int, int], ...]:
@@ -425,7 +436,9 @@ class InductionModel:
 
     def _forward(self, p: Params, batch: TokenBatch, ablated: tuple[tuple[int, int], ...]) -> InductionForward:
         with quiet():
-            x = finite_result(p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']")
+            x = finite_result(
+                p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']"
+            )
             residuals, layers = [x], []
             for layer in LAYERS:
                 w = [p[f"{m}{layer}"] for m in LAYER_MATRICES]
@@ -441,7 +454,7 @@ class InductionModel:
         return InductionForward(tuple(residuals), tuple(layers), logits, ablated)
 
     def loss_and_gradients(self, params: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward]:
-        """Mean cross-entropy over every row with a next token, its gradient for every parameter (keys ``dE`` and so on), and the forward pass.
+        """Mean cross-entropy over every row with a next token, its gradient for every parameter (``dE`` ...), and the forward pass.
 
         Examples
         --------
@@ -609,7 +622,8 @@ def train_induction(
     half_lengths: Any,
     probe: TokenBatch,
     seed: int = 0,
-    chunk: int = 4,
+    chunk: int = 8,
+    final_lr: float | None = None,
 ) -> InductionRun:
     """Train on fresh batches of :func:`repeated_tokens` (placed at random positions) with Adam.
 
@@ -631,6 +645,11 @@ def train_induction(
         the mean over all its predictions either way; smaller chunks only
         make the block-diagonal masks, whose size grows with the square of
         the rows, smaller.
+    final_lr:
+        If given, the learning rate falls linearly from the optimizer's
+        ``lr`` at the first step to ``final_lr`` at the last (a smaller step
+        once the heads have formed lets the loss settle lower); the
+        optimizer ends with its ``lr`` as it started.
 
     Examples
     --------
@@ -647,6 +666,8 @@ def train_induction(
     n_steps = as_positive_int("n_steps", n_steps)
     n_sequences = as_positive_int("n_sequences", n_sequences)
     chunk = as_positive_int("chunk", chunk)
+    start_lr = optimizer.lr
+    end_lr = start_lr if final_lr is None else as_positive_real("final_lr", final_lr)
     low, high = _half_range(half_lengths)
     if 2 * high > model.n_positions:
         raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, but the model has {model.n_positions} positions")
@@ -661,7 +682,10 @@ def train_induction(
     losses, first, second = (np.empty(n_steps) for _ in range(3))
     for step in range(n_steps):
         seqs, halves, starts = _draw_repeats(rng, n_sequences, model.vocab_size, low, high, model.n_positions)
-        batches = [_make_batch(seqs[k : k + chunk], halves[k : k + chunk], starts[k : k + chunk], model.vocab_size) for k in range(0, n_sequences, chunk)]
+        batches = [
+            _make_batch(seqs[k : k + chunk], halves[k : k + chunk], starts[k : k + chunk], model.vocab_size)
+            for k in range(0, n_sequences, chunk)
+        ]
         total = sum(int((b.targets >= 0).sum()) for b in batches)
         grads: Params = {}
         sums = np.zeros(5)  # loss, first-half loss and count, second-half loss and count
@@ -670,13 +694,44 @@ def train_induction(
             loss, g, _, rows = model._loss_and_gradients(params, batch)
             for name, value in g.items():
                 grads[name] = grads.get(name, 0.0) + value * (counted / total)
-            sums += (loss * counted, rows[batch.first_half].sum(), batch.first_half.sum(), rows[batch.second_half].sum(), batch.second_half.sum())
+            sums += (
+                loss * counted,
+                rows[batch.first_half].sum(),
+                batch.first_half.sum(),
+                rows[batch.second_half].sum(),
+                batch.second_half.sum(),
+            )
         losses[step] = sums[0] / total
         first[step] = sums[1] / sums[2]
         second[step] = sums[3] / sums[4]
+        optimizer.lr = start_lr + (end_lr - start_lr) * step / max(n_steps - 1, 1)
         params = optimizer.step(params, grads)
+    optimizer.lr = start_lr
     probe_first, probe_second, _ = half_losses(model, params, probe)
     return InductionRun(losses, first, second, params, probe_first, probe_second)
+
+
+def loss_by_position(model: InductionModel, params: Params, batch: TokenBatch, ablate: Any = ()) -> np.ndarray:
+    """The mean loss at every position, over the sequences of a batch whose sequences all have the same length.
+
+    Entry ``i`` is the mean loss of predicting token ``i + 1`` from the
+    tokens up to ``i``; the last token has nothing to predict, so a batch of
+    length ``n`` gives ``n - 1`` numbers.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    >>> loss_by_position(m, m.init(0), repeated_tokens(3, 5, 3, seed=1)).shape
+    (5,)
+    """
+    model, p = _check_model_params(model, params)
+    batch = model._batch(batch)
+    n = int(batch.lengths[0])
+    if not np.all(batch.lengths == n) or n < 2:
+        raise ValueError(f"batch must hold sequences of one length >= 2; got lengths {sorted(set(batch.lengths.tolist()))}")
+    fwd = model._forward(p, batch, model._ablations(ablate))
+    rows, _ = cross_entropy(fwd.logits, batch.targets)
+    return rows.reshape(-1, n)[:, :-1].mean(axis=0)
 
 
 def drop_step(first_half: Any, second_half: Any, ratio: float = 0.5, window: int = 20) -> int:
@@ -715,7 +770,9 @@ def _head_weights(weights: Any, batch: Any) -> tuple[np.ndarray, TokenBatch]:
         raise ValueError(f"weights must be attention weights (entries between 0 and 1); got values from {w.min():g} to {w.max():g}")
     w = w[None] if w.ndim == 2 else w
     if w.shape[1:] != (batch.rows, batch.rows):
-        raise ValueError(f"weights has shape {w.shape} but batch has {batch.rows} rows: give ({batch.rows}, {batch.rows}) or (heads, rows, rows)")
+        raise ValueError(
+            f"weights has shape {w.shape} but batch has {batch.rows} rows: give ({batch.rows}, {batch.rows}) or (heads, rows, rows)"
+        )
     return w, batch
 
 
@@ -894,3 +951,92 @@ def words_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[st
     for w in words:
         ids.setdefault(w, len(ids) % vocab_size)
     return [ids[w] for w in words], words
+
+
+#: The settings chapter 17 trains with (one seed takes a few seconds in numpy).
+BOOK: dict[str, Any] = {
+    "vocab_size": 32,
+    "n_positions": 48,
+    "d_model": 32,
+    "n_heads": 1,
+    "half_lengths": (2, 12),
+    "n_sequences": 16,
+    "n_steps": 1200,
+    "lr": 0.015,
+    "final_lr": 0.0005,
+    "probe_seed": 1000,
+}
+
+
+def book_model() -> InductionModel:
+    """The model of chapter 17: :data:`BOOK`'s vocabulary, positions, width and heads.
+
+    Examples
+    --------
+    >>> book_model()
+    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1)
+    """
+    return InductionModel(BOOK["vocab_size"], BOOK["n_positions"], BOOK["d_model"], BOOK["n_heads"])
+
+
+def book_probe(half_lengths: Any = None, n_sequences: int = 64) -> TokenBatch:
+    """The held-out batch of chapter 17 (seeded; its half lengths are :data:`BOOK`'s unless given).
+
+    Examples
+    --------
+    >>> book_probe(6, n_sequences=2).lengths.tolist()
+    [12, 12]
+    """
+    halves = BOOK["half_lengths"] if half_lengths is None else half_lengths
+    return repeated_tokens(n_sequences, BOOK["vocab_size"], halves, seed=BOOK["probe_seed"])
+
+
+def book_run(seed: int) -> InductionRun:
+    """Chapter 17's training run for one seed (the seed picks the start and the batches), with :data:`BOOK`'s settings.
+
+    The same seed gives the same run, step for step; runs are kept once made.
+    """
+    seed = as_int("seed", seed, minimum=0, what="a non-negative integer seed")
+    if seed not in _BOOK_RUNS:
+        _BOOK_RUNS[seed] = _train_book(seed)
+    return _BOOK_RUNS[seed]
+
+
+_BOOK_RUNS: dict[int, InductionRun] = {}
+
+
+def _train_book(seed: int) -> InductionRun:
+    model = book_model()
+    return train_induction(
+        model,
+        model.init(seed),
+        Adam(lr=BOOK["lr"]),
+        BOOK["n_steps"],
+        BOOK["n_sequences"],
+        BOOK["half_lengths"],
+        book_probe(),
+        seed=seed,
+        final_lr=BOOK["final_lr"],
+    )
+
+
+def book_runs(seeds: Any, processes: int = 1) -> list[InductionRun]:
+    """:func:`book_run` for several seeds, trained in up to ``processes`` worker processes at once.
+
+    Each run is the same whichever process trains it (it depends on its seed only).
+
+    Examples
+    --------
+    >>> book_runs([], processes=2)
+    []
+    """
+    seeds = as_int_sequence("seeds", seeds, minimum=0, allow_empty=True)
+    processes = as_positive_int("processes", processes)
+    todo = sorted({s for s in seeds if s not in _BOOK_RUNS})
+    if processes > 1 and len(todo) > 1:
+        import multiprocessing
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with multiprocessing.get_context(method).Pool(min(processes, len(todo))) as pool:
+            _BOOK_RUNS.update(zip(todo, pool.map(_train_book, todo)))
+    return [book_run(s) for s in seeds]
