@@ -70,6 +70,7 @@ __all__ = [
     "token_key_composition",
     "letters_to_tokens",
     "words_to_tokens",
+    "token_letters",
     "BOOK",
     "book_model",
     "book_probe",
@@ -924,6 +925,18 @@ def letters_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[
     vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
     letters = [c for c in text.lower() if "a" <= c <= "z"]
     return [(ord(c) - ord("a")) % vocab_size for c in letters], letters
+
+
+def token_letters(ids: Any) -> list[str]:
+    """A label for each token id: ``a`` to ``z`` for the ids 0 to 25 (as :func:`letters_to_tokens` reads them), ``#k`` beyond.
+
+    Examples
+    --------
+    >>> token_letters([0, 2, 25, 30])
+    ['a', 'c', 'z', '#30']
+    """
+    values = as_int_sequence("ids", to_ndarray("ids", ids).tolist(), minimum=0, allow_empty=True)
+    return [chr(ord("a") + t) if t < 26 else f"#{t}" for t in values]
 
 
 def words_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[str]]:
