@@ -264,8 +264,11 @@ def repeated_tokens(
     low, high = _half_range(half_lengths)
     if high > vocab_size:
         raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but vocab_size is {vocab_size}")
+    check_size(f"repeated_tokens(vocab_size={vocab_size}): a shuffled vocabulary", vocab_size)
     if n_positions is not None:
         n_positions = as_positive_int("n_positions", n_positions)
+        if n_positions >= 2**62:
+            raise ValueError(f"n_positions must be below 2**62; got {n_positions}")
         if 2 * high > n_positions:
             raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, more than n_positions={n_positions}")
     check_size(f"repeated_tokens(n_sequences={n_sequences}, half_lengths up to {high}): its mask", (2 * high * n_sequences) ** 2, 1)
@@ -380,7 +383,11 @@ class InductionModel:
         """Random parameters: normal entries of standard deviation ``std`` (``1 / sqrt(d_model)`` by default)."""
         std = 1.0 / np.sqrt(self.d_model) if std is None else as_positive_real("std", std)
         rng = as_rng("seed", seed)
-        return {name: std * rng.normal(size=shape) for name, shape in self.shapes().items()}
+        with quiet():
+            return {
+                name: finite_result(std * rng.normal(size=shape), f"std * N(0, 1) for {name}", "std")
+                for name, shape in self.shapes().items()
+            }
 
     def _params(self, params: Any) -> Params:
         if not isinstance(params, dict):
@@ -394,16 +401,14 @@ class InductionModel:
                 raise ValueError(f"params[{name!r}] has shape {out[name].shape} but this model needs {shape}")
         return out
 
-    def _batch(self, batch: Any) -> TokenBatch:
+    def _batch(self, batch: Any, name: str = "batch") -> TokenBatch:
         if not isinstance(batch, TokenBatch):
-            raise ValueError(f"batch must be a TokenBatch (from token_batch or repeated_tokens); got {type(batch).__name__}")
+            raise ValueError(f"{name} must be a TokenBatch (from token_batch or repeated_tokens); got {type(batch).__name__}")
         if batch.vocab_size != self.vocab_size:
-            raise ValueError(f"batch has vocab_size={batch.vocab_size} but the model has {self.vocab_size}")
-        if batch.lengths.max() > self.n_positions:
-            raise ValueError(f"batch has a sequence of {batch.lengths.max()} tokens but the model has {self.n_positions} positions")
+            raise ValueError(f"{name} has vocab_size={batch.vocab_size} but the model has {self.vocab_size}")
         if batch.positions.max() >= self.n_positions:
             raise ValueError(
-                f"batch uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})"
+                f"{name} uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})"
             )
         return batch
 
@@ -436,6 +441,12 @@ class InductionModel:
         return self._forward(self._params(params), self._batch(batch), self._ablations(ablate))
 
     def _forward(self, p: Params, batch: TokenBatch, ablated: tuple[tuple[int, int], ...]) -> InductionForward:
+        try:
+            return self._layers(p, batch, ablated)
+        except ValueError as exc:  # core names its own arguments (X_query, W_Q, ...): say where they came from
+            raise ValueError(f"params (the layers' W_Q, W_K, W_V, W_O on the residual stream of batch): {exc}") from None
+
+    def _layers(self, p: Params, batch: TokenBatch, ablated: tuple[tuple[int, int], ...]) -> InductionForward:
         with quiet():
             x = finite_result(
                 p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']"
@@ -470,6 +481,12 @@ class InductionModel:
     def _loss_and_gradients(self, p: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward, np.ndarray]:
         """:meth:`loss_and_gradients` for checked parameters and batch, with the loss of every row as well."""
         fwd = self._forward(p, batch, ())
+        try:
+            return self._backward(p, batch, fwd)
+        except ValueError as exc:  # attnlib.backward names its own arguments (d_output, ...)
+            raise ValueError(f"params (the gradients of the loss on batch): {exc}") from None
+
+    def _backward(self, p: Params, batch: TokenBatch, fwd: InductionForward) -> tuple[float, Params, InductionForward, np.ndarray]:
         losses, d_logits = cross_entropy(fwd.logits, batch.targets)
         counted = batch.targets >= 0
         n = max(int(counted.sum()), 1)
@@ -674,12 +691,13 @@ def train_induction(
         raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, but the model has {model.n_positions} positions")
     if high > model.vocab_size:
         raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but the model's vocab_size is {model.vocab_size}")
-    probe = model._batch(probe)
+    probe = model._batch(probe, "probe")
     if not probe.second_half.any():
         raise ValueError("probe has no repeated sequence (halves are all 0): make it with repeated_tokens")
     params = model._params(params)
     rng = as_rng("seed", seed)
     check_size(f"train_induction(n_steps={n_steps}): the record of every step", 3 * n_steps)
+    check_size(f"train_induction(n_sequences={n_sequences}): the tokens of a batch", 6 * n_sequences * high)
     losses, first, second = (np.empty(n_steps) for _ in range(3))
     for step in range(n_steps):
         seqs, halves, starts = _draw_repeats(rng, n_sequences, model.vocab_size, low, high, model.n_positions)
@@ -705,7 +723,8 @@ def train_induction(
         losses[step] = sums[0] / total
         first[step] = sums[1] / sums[2]
         second[step] = sums[3] / sums[4]
-        optimizer.lr = start_lr + (end_lr - start_lr) * step / max(n_steps - 1, 1)
+        done = step / max(n_steps - 1, 1)
+        optimizer.lr = start_lr * (1 - done) + end_lr * done
         params = optimizer.step(params, grads)
     optimizer.lr = start_lr
     probe_first, probe_second, _ = half_losses(model, params, probe)
@@ -846,8 +865,11 @@ def composition_score(A: Any, B: Any) -> float:
 def _head_circuits(model: InductionModel, p: Params, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
     """Head ``head`` of ``layer`` as two ``d_model x d_model`` maps: ``W_QK = W_Q^h W_K^h^T / sqrt(d_head)`` and ``W_OV = W_V^h W_O^h``."""
     cols = slice(head * model.d_head, (head + 1) * model.d_head)
-    qk = p[f"W_Q{layer}"][:, cols] @ p[f"W_K{layer}"][:, cols].T / np.sqrt(model.d_head)
-    ov = p[f"W_V{layer}"][:, cols] @ p[f"W_O{layer}"][cols, :]
+    with quiet():
+        qk = finite_result(
+            p[f"W_Q{layer}"][:, cols] @ p[f"W_K{layer}"][:, cols].T / np.sqrt(model.d_head), f"W_QK of layer {layer}", "params"
+        )
+        ov = finite_result(p[f"W_V{layer}"][:, cols] @ p[f"W_O{layer}"][cols, :], f"W_OV of layer {layer}", "params")
     return qk, ov
 
 
@@ -877,9 +899,12 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
         _, ov1 = _head_circuits(model, p, 1, h)
         for g in range(model.n_heads):
             qk2, ov2 = _head_circuits(model, p, 2, g)
-            out["K"][h, g] = composition_score(qk2, ov1.T)
-            out["Q"][h, g] = composition_score(ov1, qk2)
-            out["V"][h, g] = composition_score(ov1, ov2)
+            try:
+                out["K"][h, g] = composition_score(qk2, ov1.T)
+                out["Q"][h, g] = composition_score(ov1, qk2)
+                out["V"][h, g] = composition_score(ov1, ov2)
+            except ValueError as exc:
+                raise ValueError(f"params (the circuits of layer-1 head {h} and layer-2 head {g}): {exc}") from None
     return out
 
 
@@ -1004,27 +1029,41 @@ def book_probe(half_lengths: Any = None, n_sequences: int = 64) -> TokenBatch:
     return repeated_tokens(n_sequences, BOOK["vocab_size"], halves, seed=BOOK["probe_seed"])
 
 
-def book_run(seed: int) -> InductionRun:
+def book_run(seed: int, n_steps: int | None = None) -> InductionRun:
     """Chapter 17's training run for one seed (the seed picks the start and the batches), with :data:`BOOK`'s settings.
 
-    The same seed gives the same run, step for step; runs are kept once made.
+    ``n_steps`` (``BOOK["n_steps"]`` unless given) shortens the run, for a quick look. The same seed
+    gives the same run, step for step; runs are kept once made.
+
+    Examples
+    --------
+    >>> book_run(0, n_steps=3).losses.shape
+    (3,)
     """
+    key = _book_key(seed, n_steps)
+    if key not in _BOOK_RUNS:
+        _BOOK_RUNS[key] = _train_book(key)
+    return _BOOK_RUNS[key]
+
+
+_BOOK_RUNS: dict[tuple[int, int], InductionRun] = {}
+
+
+def _book_key(seed: Any, n_steps: Any) -> tuple[int, int]:
     seed = as_int("seed", seed, minimum=0, what="a non-negative integer seed")
-    if seed not in _BOOK_RUNS:
-        _BOOK_RUNS[seed] = _train_book(seed)
-    return _BOOK_RUNS[seed]
+    steps = BOOK["n_steps"] if n_steps is None else as_positive_int("n_steps", n_steps)
+    check_size(f"book_run(n_steps={steps}): the record of every step", 3 * steps)
+    return seed, steps
 
 
-_BOOK_RUNS: dict[int, InductionRun] = {}
-
-
-def _train_book(seed: int) -> InductionRun:
+def _train_book(key: tuple[int, int]) -> InductionRun:
+    seed, n_steps = key
     model = book_model()
     return train_induction(
         model,
         model.init(seed),
         Adam(lr=BOOK["lr"]),
-        BOOK["n_steps"],
+        n_steps,
         BOOK["n_sequences"],
         BOOK["half_lengths"],
         book_probe(),
@@ -1033,7 +1072,7 @@ def _train_book(seed: int) -> InductionRun:
     )
 
 
-def book_runs(seeds: Any, processes: int = 1) -> list[InductionRun]:
+def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> list[InductionRun]:
     """:func:`book_run` for several seeds, trained in up to ``processes`` worker processes at once.
 
     Each run is the same whichever process trains it (it depends on its seed only).
@@ -1045,11 +1084,12 @@ def book_runs(seeds: Any, processes: int = 1) -> list[InductionRun]:
     """
     seeds = as_int_sequence("seeds", seeds, minimum=0, allow_empty=True)
     processes = as_positive_int("processes", processes)
-    todo = sorted({s for s in seeds if s not in _BOOK_RUNS})
+    keys = [_book_key(s, n_steps) for s in seeds]
+    todo = sorted({k for k in keys if k not in _BOOK_RUNS})
     if processes > 1 and len(todo) > 1:
         import multiprocessing
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         with multiprocessing.get_context(method).Pool(min(processes, len(todo))) as pool:
             _BOOK_RUNS.update(zip(todo, pool.map(_train_book, todo)))
-    return [book_run(s) for s in seeds]
+    return [book_run(*k) for k in keys]
