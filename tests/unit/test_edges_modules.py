@@ -21,7 +21,6 @@ Adding a public function, class or parameter without an entry fails
 
 from __future__ import annotations
 
-from copy import deepcopy
 import dataclasses
 import inspect
 import json
@@ -29,6 +28,7 @@ import math
 import re
 import warnings
 from collections import Counter
+from copy import deepcopy
 
 import numpy as np
 import pytest
