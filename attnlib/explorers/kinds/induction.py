@@ -116,7 +116,11 @@ def _forward_case(data: Mapping[str, Any], ids: list[int]) -> dict[str, Any]:
 
 
 class InductionExplorer(Explorer, kind="induction", module="induction.js"):
-    """Chapter 17: type a text and watch the trained model's two layers and its predictions."""
+    """Chapter 17: type a text and watch a two-layer model's attention and predictions.
+
+    ``params`` and ``model`` are the weights to show; without them, the chapter's model before
+    training (:func:`induction_explorer` without arguments gives it after training).
+    """
 
     STATE = ("text", "mode")
     SETTABLE = ("title", "text", "mode")
@@ -126,8 +130,16 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
     text = checked_trait(START_TEXT)
     mode = checked_trait("words")
 
-    def __init__(self, params: Mapping[str, Any], model: induction.InductionModel, text: str = START_TEXT, mode: str = "words") -> None:
-        data = induction_data(params, model)
+    def __init__(
+        self,
+        params: Mapping[str, Any] | None = None,
+        model: induction.InductionModel | None = None,
+        text: str = START_TEXT,
+        mode: str = "words",
+    ) -> None:
+        # without weights: the chapter's model as it starts, untrained (induction_explorer() gives the trained one)
+        model = induction.book_model() if model is None else model
+        data = induction_data(model.init(0) if params is None else params, model)
         text = self._check_text(text, lambda name: None)
         mode = self._check_mode(mode, lambda name: None)
         super().__init__(title="Induction heads on your own text", weights=data, modes=list(MODES), text=text, mode=mode)
@@ -189,9 +201,12 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
         """``inductionForward`` on random weights and random token ids (1 to 48 tokens), and ``inductionTokens`` on texts."""
         cases: list[dict[str, Any]] = []
         rng = np.random.default_rng(17)
-        for seed, (vocab, d, heads) in enumerate([(64, 32, 1), (64, 32, 2), (26, 8, 4), (7, 4, 1)]):
+        # sizes and scales like the chapter's model (trained weights are a few times the start's)
+        for seed, (vocab, d, heads, std) in enumerate(
+            [(32, 32, 1, None), (32, 32, 1, 0.3), (64, 32, 2, 0.3), (26, 8, 4, 0.5), (7, 4, 1, 0.7)]
+        ):
             model = induction.InductionModel(vocab, 48, d, heads)
-            data = induction_data(model.init(seed, std=0.2 + 0.4 * seed), model)
+            data = induction_data(model.init(seed, std=std), model)
             for n in (1, 2, 5, 17, 48):
                 ids = rng.integers(0, vocab, size=n).tolist()
                 cases.append({"fn": "inductionForward", "args": [data, ids], "expected": _forward_case(data, ids)})

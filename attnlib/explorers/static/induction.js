@@ -2,6 +2,7 @@
 // trained (its weights come from attnlib as data), run in the page on the reader's own text. The forward
 // pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
 // golden cases of attnlib/explorers/kinds/induction.py.
+import { matmul } from "./compute.js";
 import { el, MatrixView, read, focusedLayout, listen, formatValue, saveSoon } from "./ui.js";
 
 const MODES = ["letters", "words"];
@@ -29,29 +30,14 @@ export function inductionTokens(text, mode, vocab) {
   return { ids, labels };
 }
 
-function matmul(A, B) {
-  const n = A.length, k = B.length, m = B[0].length;
-  const out = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = new Float64Array(m), a = A[i];
-    for (let t = 0; t < k; t++) {
-      const x = a[t], b = B[t];
-      if (x === 0) continue;
-      for (let j = 0; j < m; j++) row[j] += x * b[j];
-    }
-    out[i] = row;
-  }
-  return out;
-}
-
 /** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids. */
 export function inductionForward(data, ids) {
   const n = ids.length, d = data.d_model, H = data.n_heads, dh = d / H, divisor = Math.sqrt(dh);
-  let x = ids.map((t, i) => Float64Array.from(data.E[t], (v, c) => v + data.P[i][c]));
+  let x = ids.map((t, i) => data.E[t].map((v, c) => v + data.P[i][c]));
   const weights = [];
   for (const layer of [1, 2]) {
     const Q = matmul(x, data[`W_Q${layer}`]), K = matmul(x, data[`W_K${layer}`]), V = matmul(x, data[`W_V${layer}`]);
-    const concat = Array.from({ length: n }, () => new Float64Array(d));
+    const concat = Array.from({ length: n }, () => new Array(d).fill(0));
     const heads = [];
     for (let h = 0; h < H; h++) {
       const c0 = h * dh, A = [];
@@ -80,7 +66,7 @@ export function inductionForward(data, ids) {
     const out = matmul(concat, data[`W_O${layer}`]);
     x = x.map((row, i) => row.map((v, c) => v + out[i][c]));
   }
-  const logits = matmul(x, data.W_U).map((r) => Array.from(r));
+  const logits = matmul(x, data.W_U);
   return { weights, logits };
 }
 
