@@ -1,6 +1,8 @@
 """The induction explorer (chapter 17) live on a static page, in chromium: typing moves both maps and the predictions.
 
-The page is the explorer's own cell output (``text/html``) with the files ``frontend.write_modules``
+The maps are drawn on canvases (48 x 48 cells would not fit a page as tables); the numbers drawn are
+kept on each canvas (``attnlibValues``) and compared here, the predictions are a table. The page is
+the explorer's own cell output (``text/html``) with the files ``frontend.write_modules``
 writes, as the web book serves them; no book build is needed. The weights are a seeded model of the
 chapter's shape (the golden cases hold the JavaScript to attnlib on random weights; this test holds
 what the page *shows* after key presses, a mode change and a shared link to attnlib's numbers).
@@ -20,27 +22,27 @@ from attnlib.formatting import format_value
 
 pytestmark = pytest.mark.slow
 
-CELL_TEXTS = (
-    "tds => tds.map(td => { const c = td.cloneNode(true); c.querySelectorAll('span').forEach(s => s.remove()); "
-    "return c.textContent.trim(); })"
-)
-TABLE_ROWS = """(view) => [...document.querySelectorAll(`.attnlib-live table[data-view="${view}"] tbody tr`)].map(tr =>
-  [...tr.querySelectorAll('td[data-j]')].map(td => { const c = td.cloneNode(true); c.querySelectorAll('span').forEach(s => s.remove());
-  return c.textContent.trim(); }))"""
-ROW_LABELS = """(view) => [...document.querySelectorAll(`.attnlib-live table[data-view="${view}"] tbody th`)].map(th => th.textContent)"""
+MAP_VALUES = """(view) => { const c = document.querySelector(`.attnlib-live canvas[data-view="${view}"]`);
+  return {values: c.attnlibValues, label: c.getAttribute('aria-label')}; }"""
+PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-view=predictions] tbody tr:not([hidden])')].map(tr =>
+  [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map(td => td.textContent)])"""
 
 
 def _expected(data: dict, text: str, mode: str) -> dict:
     v = induction_view(data, text, mode)
-    tables = {f"layer{layer + 1}-head0": [[format_value(float(x), 2) for x in row] for row in v["layers"][layer][0]] for layer in range(2)}
-    tables["predictions"] = [[format_value(p, 2)] for p in v["probability"]]
-    labels = [f"{i}:{t} \u2192 {p}" for i, (t, p) in enumerate(zip(v["labels"], v["predicted_labels"]))]
-    return {"tables": tables, "labels": labels}
+    maps = {f"layer{layer + 1}-head0": [[format_value(float(x), 2) for x in row] for row in v["layers"][layer][0]] for layer in range(2)}
+    rows = [[f"{i}:{t}", p, format_value(q, 2)] for i, (t, p, q) in enumerate(zip(v["labels"], v["predicted_labels"], v["probability"]))]
+    return {"maps": maps, "predictions": rows}
 
 
 def _shown(page) -> dict:
-    views = ("layer1-head0", "layer2-head0", "predictions")
-    return {"tables": {v: page.evaluate(TABLE_ROWS, v) for v in views}, "labels": page.evaluate(ROW_LABELS, "predictions")}
+    maps = {}
+    for view in ("layer1-head0", "layer2-head0"):
+        got = page.evaluate(MAP_VALUES, view)
+        n = len(got["values"])
+        assert got["label"].startswith(f"layer {view[5]}, head 0: {n} by {n} attention weights"), got["label"]
+        maps[view] = [[format_value(float(x), 2) for x in row] for row in got["values"]]
+    return {"maps": maps, "predictions": page.evaluate(PREDICTIONS)}
 
 
 def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text(tmp_path):

@@ -3,7 +3,7 @@
 // pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
 // golden cases of attnlib/explorers/kinds/induction.py.
 import { matmul } from "./compute.js";
-import { el, MatrixView, read, focusedLayout, listen, formatValue, saveSoon } from "./ui.js";
+import { el, read, focusedLayout, listen, formatValue, saveSoon } from "./ui.js";
 
 const MODES = ["letters", "words"];
 const MAX_TEXT = 2000;
@@ -95,11 +95,98 @@ export function inductionView(data, text, mode) {
   return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
 }
 
+const CELL = 7, GUTTER = 14;
+
+/** One attention map on a canvas (cividis colours from the style): 48 x 48 cells stay within a frame. */
+class MapView {
+  constructor(name, caption, style) {
+    this.style = style;
+    this.canvas = el("canvas", { class: "attnlib-map", "data-view": name, role: "img" });
+    this.caption = el("p", { class: "attnlib-map-caption", text: caption });
+    this.detail = el("p", { class: "attnlib-map-detail" });
+    this.box = el("figure", { class: "attnlib-map-box" }, this.caption, this.canvas, this.detail);
+  }
+
+  update(M, labels, what, most) {
+    const n = M.length, c = this.canvas, size = GUTTER + CELL * Math.max(most, 1);
+    if (!this.ctx) {  // one size for the most tokens the model reads: no canvas is reallocated while typing
+      const ratio = window.devicePixelRatio || 1;
+      c.width = size * ratio; c.height = size * ratio;
+      c.style.width = `${size}px`; c.style.height = `${size}px`;
+      this.ctx = c.getContext("2d");
+      this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      this.ink = getComputedStyle(this.box).color || "#000";
+    }
+    const ctx = this.ctx, lut = this.style.lut || [];
+    ctx.clearRect(0, 0, size, size);
+    ctx.fillStyle = "#dddddd";
+    ctx.fillRect(GUTTER, GUTTER, CELL * n, CELL * n);
+    for (let i = 0; i < n; i++) {
+      const row = M[i];
+      for (let j = 0; j <= i; j++) {
+        ctx.fillStyle = lut[Math.max(0, Math.min(255, Math.round(255 * row[j])))] || "#000";
+        ctx.fillRect(GUTTER + CELL * j, GUTTER + CELL * i, CELL, CELL);
+      }
+    }
+    ctx.fillStyle = this.ink;
+    ctx.font = "7px sans-serif";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    for (let i = 0; i < n; i++) {
+      const t = labels[i].slice(0, 1);
+      ctx.fillText(t, GUTTER + CELL * i + CELL / 2, GUTTER / 2);
+      ctx.fillText(t, GUTTER / 2, GUTTER + CELL * i + CELL / 2);
+    }
+    c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
+    const text = n ? describeRow(M[n - 1], labels, n - 1, this.style) : "no tokens";
+    c.setAttribute("aria-label", `${what}: ${n} by ${n} attention weights, rows are queries, columns keys. ${text}`);
+    if (this.detail.textContent !== text) this.detail.textContent = text;
+  }
+}
+
+function describeRow(row, labels, i, style) {
+  const order = row.map((w, j) => [w, j]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+  return `The last token (${i}:${labels[i]}) attends to ` + order.map(([w, j]) => `${j}:${labels[j]} ${formatValue(w, style)}`).join(", ") + ".";
+}
+
+/** The predictions: one row per position (built once for the most tokens the model reads), rewritten in place. */
+class PredictionTable {
+  constructor(rows, style) {
+    this.style = style;
+    this.table = el("table", { class: "attnlib-view attnlib-predictions", "data-view": "predictions" });
+    const head = el("tr", {}, el("th", { scope: "col", text: "position: token" }), el("th", { scope: "col", text: "predicted next" }), el("th", { scope: "col", text: "probability" }));
+    const body = el("tbody");
+    this.rows = [];
+    for (let i = 0; i < rows; i++) {
+      const th = el("th", { scope: "row" }), pred = el("td", { "data-j": 0 }), prob = el("td", { "data-j": 1 });
+      const tr = el("tr", { "data-i": i, hidden: true }, th, pred, prob);
+      this.rows.push({ tr, th, pred, prob, k: -2 });
+      body.append(tr);
+    }
+    this.table.append(el("caption", { text: "next token predicted at each position" }), el("thead", {}, head), body);
+  }
+
+  update(r) {
+    const style = this.style;
+    this.rows.forEach((row, i) => {
+      const on = i < r.ids.length;
+      if (row.tr.hidden === on) row.tr.hidden = !on;
+      if (!on) return;
+      const head = `${i}:${r.labels[i]}`, pred = r.predicted_labels[i], prob = formatValue(r.probability[i], style);
+      if (row.th.textContent !== head) row.th.textContent = head;
+      if (row.pred.textContent !== pred) row.pred.textContent = pred;
+      if (row.prob.textContent !== prob) row.prob.textContent = prob;
+      const k = Math.max(0, Math.min(255, Math.round(255 * r.probability[i])));
+      if (k !== row.k) { row.k = k; row.prob.style.background = style.lut[k]; row.prob.style.color = style.text[k]; }
+    });
+  }
+}
+
 function renderInduction({ model, el: host }) {
   const title = read(model, "title", "Induction heads on your own text");
   const L = focusedLayout(host, model, title, "induction", ["text", "mode"]);
   const data = read(model, "weights", {});
-  const mapStyle = { ...L.style, decimals: 2 };
+  const style = { ...L.style, decimals: 2 };
   const input = el("input", { type: "text", class: "attnlib-text", "aria-label": "your text", value: read(model, "text", ""), maxlength: MAX_TEXT, size: 28 });
   const select = el("select", { class: "attnlib-mode", "aria-label": "read the text as" },
     ...MODES.map((m) => el("option", { value: m, text: m })));
@@ -114,13 +201,14 @@ function renderInduction({ model, el: host }) {
   const maps = [];
   for (let layer = 0; layer < 2; layer++) {
     for (let h = 0; h < (data.n_heads || 1); h++) {
-      const view = new MatrixView(`layer${layer + 1}-head${h}`, mapStyle);
-      maps.push({ layer, h, view });
-      L.views.append(el("div", { class: "attnlib-cell" }, view.table));
+      const what = `layer ${layer + 1}, head ${h}`;
+      const view = new MapView(`layer${layer + 1}-head${h}`, `${what}: attention (row = query, column = key)`, style);
+      maps.push({ layer, h, what, view });
+      L.views.append(view.box);
     }
   }
-  const predView = new MatrixView("predictions", mapStyle);
-  L.views.append(el("div", { class: "attnlib-cell" }, predView.table));
+  const predictions = new PredictionTable(data.n_positions || 48, style);
+  L.views.append(el("div", { class: "attnlib-cell" }, predictions.table));
 
   function draw() {
     const text = read(model, "text", ""), mode = read(model, "mode", "words");
@@ -128,20 +216,14 @@ function renderInduction({ model, el: host }) {
     if (select.value !== mode) select.value = mode;
     const r = inductionView(data, text, mode);
     L.message.show(read(model, "error", "") || (r.ids.length ? (r.cut ? `the model reads ${data.n_positions} tokens; the last ${r.cut} were left out` : "") : `no ${mode} in the text`));
-    const labels = r.labels.map((t, i) => `${i}:${t}`);
-    let changed = 0;
-    for (const m of maps) {
-      const M = r.ids.length ? r.layers[m.layer][m.h] : [];
-      changed += m.view.update(M, { rows: labels, cols: labels, caption: `layer ${m.layer + 1}, head ${m.h}: attention weights`, vmin: 0, vmax: 1 });
-    }
-    const rows = labels.map((lab, i) => `${lab} \u2192 ${r.predicted_labels[i]}`);
-    changed += predView.update(r.probability.map((p) => [p]), { rows, cols: ["probability"], caption: "next token predicted at each position", vmin: 0, vmax: 1 });
+    for (const m of maps) m.view.update(r.ids.length ? r.layers[m.layer][m.h] : [], r.labels, m.what, data.n_positions || 48);
+    predictions.update(r);
     const f = (v) => formatValue(v, L.style);
     const last = r.ids.length - 1;
     L.facts.textContent = r.ids.length
       ? `${r.ids.length} tokens. After \u201c${r.labels[last]}\u201d the model predicts \u201c${r.predicted_labels[last]}\u201d with probability ${f(r.probability[last])}.`
       : "No tokens.";
-    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, L.facts.textContent);
+    L.status.say(`Last change: ${lastChange}.`, L.facts.textContent);
   }
   draw();
   return listen(model, ["text", "mode", "error"], draw, () => L.status.dispose());
