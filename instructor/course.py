@@ -1,59 +1,76 @@
 #!/usr/bin/env python3
-"""Per-student versions of the book's assignments: every student gets their own numbers.
+"""Per-student versions of the book's assignments, and a similarity report of the submissions.
 
 Run inside an nbgrader course folder made by ``instructor/make_assignments.py``
-(it holds ``variant_key.txt``, the course's key), after ``nbgrader
-generate_assignment``. The seed of a student is an HMAC of their roster id
-and the assignment name under that key (``attnlib.variants.student_seed``);
-the grader derives it again from the id it grades, so the seed written into
-a notebook is only there to show the student their numbers.
+(it holds ``course_secret.txt``, the course secret), after ``nbgrader
+generate_assignment``. A student's seed for an assignment is an HMAC of their
+roster id and the assignment name under that assignment's key for its release
+route, derived from the secret (``attnlib.variants.route_key``); the grader
+derives it again from the id it grades, so the seed written into a notebook is
+only there to show the student their numbers.
 
 Subcommands::
 
     course.py release chNN --roster roster.csv   # one file per student: personalized/<id>/chNN/chNN.ipynb
     course.py release chNN --exchange            # release/chNN for the exchange: seed from the user name
     course.py seeds chNN --roster roster.csv     # the table of seeds (student id, seed)
+    course.py place chNN DOWNLOADS --roster roster.csv  # LMS downloads -> submitted/<id>/chNN/chNN.ipynb
+    course.py similar chNN                       # pairs of submissions with near-identical answer cells
 
-The roster is the CSV that ``nbgrader db student import`` reads (a column
-``id``; ``first_name``, ``last_name`` and ``email`` are optional).
+``release`` records the route in ``routes.json`` (the grader reads it); an
+assignment has one route. The roster is the CSV that ``nbgrader db student
+import`` reads (a column ``id``; ``first_name``, ``last_name`` and ``email`` are optional).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import builtins
+import difflib
+import io
+import itertools
+import json
+import keyword
+import re
+import shutil
 import sys
+import textwrap
+import tokenize
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# python instructor/course.py puts instructor/ first on sys.path, so the book's plugins import by name
+from nbgrader_plugins import exchange_seed_source, personalize, read_roster, seed_cell_source
 
-from nbgrader_plugins import personalize, seed_cell_source  # noqa: E402
-
-from attnlib.variants import student_seed  # noqa: E402
+from attnlib.variants import route_key, student_seed
 
 PERSONALIZED = "personalized"
+SECRET = "course_secret.txt"
+ROUTES = "routes.json"
+#: Answer cells with fewer normalised tokens than this are too short to say anything about copying.
+MIN_TOKENS = 12
 
 
-def read_roster(path: Path) -> list[str]:
-    """The student ids of a roster CSV in nbgrader's ``db student import`` format."""
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows or "id" not in rows[0]:
-        raise ValueError(f"roster {path} must be a CSV with a column 'id' (nbgrader's student import format)")
-    ids = [r["id"].strip() for r in rows]
-    if any(not i for i in ids) or len(set(ids)) != len(ids):
-        raise ValueError(f"roster {path}: every row needs an id, and ids must be unique")
-    return ids
-
-
-def course_key(course: Path) -> str:
-    path = course / "variant_key.txt"
+def course_secret(course: Path) -> str:
+    path = course / SECRET
     if not path.exists():
         raise ValueError(f"{path} is missing: make the course with instructor/make_assignments.py first")
     return path.read_text().strip()
+
+
+def record_route(course: Path, assignment: str, route: str) -> None:
+    """Note in routes.json how ``assignment`` was released; one route per assignment."""
+    path = course / ROUTES
+    routes = json.loads(path.read_text()) if path.exists() else {}
+    if routes.get(assignment, route) != route:
+        raise ValueError(
+            f"{assignment} was released by the {routes[assignment]} route already; its students' seeds come from that "
+            f"route's key, so it cannot also go out by the {route} route (edit {path} only before anything is handed out)"
+        )
+    routes[assignment] = route
+    path.write_text(json.dumps(routes, indent=1, sort_keys=True) + "\n")
 
 
 def released_notebooks(course: Path, assignment: str) -> list[Path]:
@@ -64,36 +81,154 @@ def released_notebooks(course: Path, assignment: str) -> list[Path]:
     return notebooks
 
 
+def seeds(course: Path, assignment: str, students: list[str], route: str = "files") -> dict[str, int]:
+    key = route_key(course_secret(course), assignment, route)
+    return {s: student_seed(s, assignment, key) for s in students}
+
+
 def release_files(course: Path, assignment: str, students: list[str]) -> list[Path]:
     """One copy of the student version per student, its seed cell holding that student's seed."""
-    key, written = course_key(course), []
-    for path in released_notebooks(course, assignment):
+    notebooks = released_notebooks(course, assignment)
+    record_route(course, assignment, "files")
+    written, own = [], seeds(course, assignment, students)
+    for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         for student in students:
-            seed = student_seed(student, assignment, key)
             target = course / PERSONALIZED / student / assignment / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(personalize(nb, seed_cell_source(seed, student)), target)
+            nbformat.write(personalize(nb, seed_cell_source(own[student], student)), target)
             written.append(target)
     return written
 
 
-def exchange_seed_source(assignment: str, key: str) -> str:
-    return (
-        "# Your own numbers, from your user name; this cell is read-only.\n"
-        "from attnlib.variants import current_user, student_seed\n\n"
-        f"seed = student_seed(current_user(), {assignment!r}, key={key!r})"
-    )
-
-
 def release_exchange(course: Path, assignment: str) -> list[Path]:
-    """Rewrite ``release/<assignment>`` so that each student's copy computes their seed from their user name."""
-    key, written = course_key(course), []
-    for path in released_notebooks(course, assignment):
+    """Rewrite ``release/<assignment>`` so that each student's copy computes their seed from their user name.
+
+    The copy holds this assignment's exchange key only: from it nobody computes
+    the seeds of another assignment, nor those of the per-student files.
+    """
+    notebooks = released_notebooks(course, assignment)
+    record_route(course, assignment, "exchange")
+    key, written = route_key(course_secret(course), assignment, "exchange"), []
+    for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         nbformat.write(personalize(nb, exchange_seed_source(assignment, key)), path)
         written.append(path)
     return written
+
+
+def place_downloads(course: Path, assignment: str, downloads: Path, students: list[str]) -> tuple[list[Path], list[str]]:
+    """Copy each downloaded notebook whose file name holds exactly one roster id to ``submitted/<id>/<assignment>/``.
+
+    The file's modification time becomes the submission time (``timestamp.txt``,
+    which nbgrader compares with the due date). Returns the placed files and a
+    sentence for every file that could not be placed.
+    """
+    if not Path(downloads).is_dir():
+        raise ValueError(f"{downloads} is not a folder: unpack the LMS's download of {assignment} into one")
+    names = [p.name for p in released_notebooks(course, assignment)]
+    if len(names) != 1:
+        raise ValueError(f"{assignment} has {len(names)} notebooks; place its downloads by hand")
+    placed, problems, seen = [], [], {}
+    for path in sorted(Path(downloads).rglob("*.ipynb")):
+        ids = [s for s in students if re.search(rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])", path.name)]
+        if len(ids) != 1:
+            problems.append(f"{path}: its name holds {'no roster id' if not ids else 'several roster ids: ' + ', '.join(ids)}")
+            continue
+        if ids[0] in seen:
+            problems.append(f"{path}: a second file for {ids[0]} (after {seen[ids[0]]}); left out")
+            continue
+        seen[ids[0]] = path
+        target = course / "submitted" / ids[0] / assignment / names[0]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        when = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+        (target.parent / "timestamp.txt").write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        placed.append(target)
+    return placed, problems
+
+
+# --- the similarity report ------------------------------------------------------------------
+
+
+def normalised(cell) -> list[str]:
+    """The tokens of an answer cell with names, comments, whitespace and case made irrelevant.
+
+    Code: Python tokens, comments dropped, every name that is not a keyword or
+    a builtin replaced by ``v1, v2, ...`` in order of first use (so renaming
+    the variables of a copied answer changes nothing). Text: lower-case words.
+    """
+    if cell.cell_type != "code":
+        return re.findall(r"[a-z0-9]+", cell.source.lower())
+    names: dict[str, str] = {}
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(cell.source).readline):
+            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+                continue
+            text = tok.string
+            if tok.type == tokenize.NAME and not keyword.iskeyword(text) and not hasattr(builtins, text):
+                text = names.setdefault(text, f"v{len(names) + 1}")
+            out.append(text)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return cell.source.split()
+    return out
+
+
+def answer_cells(nb) -> dict[str, object]:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def similar_pairs(course: Path, assignment: str, threshold: float = 0.9) -> list[dict]:
+    """Pairs of submissions whose answered cells are near-identical (mean similarity >= ``threshold``)."""
+    release = {}
+    for path in released_notebooks(course, assignment):
+        release.update({gid: normalised(c) for gid, c in answer_cells(nbformat.read(path, as_version=4)).items()})
+    subs: dict[str, dict[str, tuple[list[str], str]]] = {}
+    for path in sorted((course / "submitted").glob(f"*/{assignment}/*.ipynb")):
+        student = path.parent.parent.name
+        cells = answer_cells(nbformat.read(path, as_version=4))
+        mine = subs.setdefault(student, {})
+        for gid, cell in cells.items():
+            tokens = normalised(cell)
+            if tokens != release.get(gid) and len(tokens) >= MIN_TOKENS:  # unanswered or tiny cells say nothing
+                mine[gid] = (tokens, cell.source)
+    pairs = []
+    for a, b in itertools.combinations(sorted(subs), 2):
+        shared = sorted(set(subs[a]) & set(subs[b]))
+        if not shared:
+            continue
+        ratios = {g: difflib.SequenceMatcher(None, subs[a][g][0], subs[b][g][0], autojunk=False).ratio() for g in shared}
+        mean = sum(ratios.values()) / len(ratios)
+        if mean >= threshold:
+            cells = [(g, r, subs[a][g][1], subs[b][g][1]) for g, r in ratios.items() if r >= threshold]
+            pairs.append({"students": (a, b), "mean": mean, "compared": len(shared), "cells": cells})
+    return sorted(pairs, key=lambda p: -p["mean"])
+
+
+def side_by_side(left: str, right: str, width: int = 58) -> str:
+    """Two cells' sources in two columns."""
+
+    def lines(text: str) -> list[str]:
+        return [part for line in text.splitlines() or [""] for part in (textwrap.wrap(line, width, drop_whitespace=False) or [""])]
+
+    a, b = lines(left), lines(right)
+    return "\n".join(f"  {x:<{width}} | {y}" for x, y in itertools.zip_longest(a, b, fillvalue=""))
+
+
+def similarity_report(course: Path, assignment: str, threshold: float = 0.9) -> str:
+    pairs = similar_pairs(course, assignment, threshold)
+    out = [
+        f"{assignment}: {len(pairs)} pair(s) of submissions with near-identical answer cells "
+        f"(names, comments and whitespace ignored; similarity >= {threshold:g})"
+    ]
+    for p in pairs:
+        a, b = p["students"]
+        out.append(f"\n{a} and {b}: mean similarity {p['mean']:.2f} over {p['compared']} answered cell(s)")
+        for gid, ratio, left, right in p["cells"]:
+            out.append(f"-- {gid} (similarity {ratio:.2f}): {a} | {b}")
+            out.append(side_by_side(left, right))
+    return "\n".join(out)
 
 
 def main(argv: list[str]) -> int:
@@ -105,21 +240,40 @@ def main(argv: list[str]) -> int:
     how = rel.add_mutually_exclusive_group(required=True)
     how.add_argument("--roster", type=Path, help="write one notebook per student of this roster CSV")
     how.add_argument("--exchange", action="store_true", help="prepare release/<assignment> for nbgrader release_assignment")
-    seeds = sub.add_parser("seeds", help="print every student's seed for one assignment as CSV")
-    seeds.add_argument("assignment")
-    seeds.add_argument("--roster", type=Path, required=True)
+    seeds_cmd = sub.add_parser("seeds", help="print every student's seed for one assignment as CSV")
+    seeds_cmd.add_argument("assignment")
+    seeds_cmd.add_argument("--roster", type=Path, required=True)
+    place = sub.add_parser("place", help="put notebooks downloaded from an LMS where nbgrader grades them")
+    place.add_argument("assignment")
+    place.add_argument("downloads", type=Path, help="folder of the downloaded notebooks (searched recursively)")
+    place.add_argument("--roster", type=Path, required=True)
+    sim = sub.add_parser("similar", help="list pairs of submissions whose answer cells are near-identical")
+    sim.add_argument("assignment")
+    sim.add_argument("--threshold", type=float, default=0.9, help="similarity from 0 to 1 (default 0.9)")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     try:
         if args.command == "seeds":
-            key = course_key(course)
+            routes = json.loads((course / ROUTES).read_text()) if (course / ROUTES).exists() else {}
+            students = [r["id"] for r in read_roster(args.roster)]
             print("id,seed")
-            for student in read_roster(args.roster):
-                print(f"{student},{student_seed(student, args.assignment, key)}")
+            for student, seed in seeds(course, args.assignment, students, routes.get(args.assignment, "files")).items():
+                print(f"{student},{seed}")
             return 0
-        paths = release_exchange(course, args.assignment) if args.exchange else release_files(
-            course, args.assignment, read_roster(args.roster)
-        )
+        if args.command == "place":
+            placed, problems = place_downloads(course, args.assignment, args.downloads, [r["id"] for r in read_roster(args.roster)])
+            for path in placed:
+                print(f"placed {path}")
+            for line in problems:
+                print(f"could not place {line}", file=sys.stderr)
+            return 0
+        if args.command == "similar":
+            print(similarity_report(course, args.assignment, args.threshold))
+            return 0
+        if args.exchange:
+            paths = release_exchange(course, args.assignment)
+        else:
+            paths = release_files(course, args.assignment, [r["id"] for r in read_roster(args.roster)])
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

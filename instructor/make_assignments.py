@@ -13,8 +13,8 @@ per chapter that has exercises, leaving out the cells tagged ``book-only``
 nbgrader course folder::
 
     COURSE/nbgrader_config.py        (written once; edit it freely afterwards)
-    COURSE/variant_key.txt           (written once: the course's key for the students' seeds)
-    COURSE/book_plugins.py           (the book's nbgrader plugins, importable in COURSE)
+    COURSE/course_secret.txt         (written once: the course secret every seed derives from)
+    COURSE/book_plugins.py           (rewritten every run: the book's nbgrader plugins, importable in COURSE)
     COURSE/source/ch04/ch04.ipynb    (one assignment per chapter)
 
 Usage::
@@ -43,6 +43,8 @@ HIDDEN_TESTS = ROOT / "instructor" / "hidden_tests"
 PLUGINS = ROOT / "instructor" / "nbgrader_plugins.py"
 BLOCK_RE = re.compile(r"^# %% (\S+)\n", re.M)
 EXERCISE_TAG = "exercise"
+#: The course secret: every assignment's keys (per release route) derive from it (attnlib.variants.route_key).
+SECRET = "course_secret.txt"
 BOOK_ONLY_TAG = "book-only"
 
 CONFIG = '''"""nbgrader configuration of the course made by instructor/make_assignments.py (edit freely)."""
@@ -51,35 +53,39 @@ c = get_config()  # noqa: F821 (nbgrader provides get_config)
 
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = {root!r}
-# One assignment per chapter, named ch01 .. ch13, each with one notebook of the same name.
+# One assignment per chapter with exercises (ch01, ch02, ...), each with one notebook of the same name.
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
 # The exchange folder is where release_assignment puts assignments and collect picks up submissions.
 c.Exchange.root = {exchange!r}
 # Students' kernels need attnlib: install the book's requirements.txt in the grading environment.
 c.ExecutePreprocessor.timeout = 120
+# Late submissions: nbgrader's penalty ("none", or "zero": a late submission scores 0). The due date of an
+# assignment is set with `nbgrader db assignment add chNN --duedate="2027-01-15 17:00:00 UTC"`.
+c.LateSubmissionPlugin.penalty_method = "none"
 
-# Per-student numbers: autograde sets the seed of the student it grades (from the roster id and
-# the course key) right after it has restored the locked cells, so an edited seed cell changes nothing.
+# The book's plugins (instructor/nbgrader_plugins.py in the clone this course was made from).
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, {plugins_dir!r})
-from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds  # noqa: E402
-from nbgrader.preprocessors import OverwriteCells, OverwriteKernelspec  # noqa: E402
-from nbgrader_plugins import ShortTracebacks, StudentSeed  # noqa: E402
+import nbgrader_plugins as book  # noqa: E402
 
-c.StudentSeed.key = (Path({root!r}) / "variant_key.txt").read_text().strip()
-c.Autograde.sanitize_preprocessors = [
-    ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, StudentSeed, CheckCellMetadata,
-]
+# Per-student numbers: autograde puts back deleted locked cells, restores edited ones, then sets the seed of
+# the student it grades (from the roster id, the assignment's route and the course secret), so an edited or
+# deleted seed cell changes nothing; after the notebook has run, each hidden test's hand-in is judged here,
+# outside the student's kernel.
+c.StudentSeed.secret = (Path({root!r}) / "course_secret.txt").read_text().strip()
+c.StudentSeed.routes_file = str(Path({root!r}) / "routes.json")
+c.Autograde.sanitize_preprocessors = book.sanitize_preprocessors()
+c.Autograde.autograde_preprocessors = book.autograde_preprocessors()
 # Feedback shows the student their results and the visible self-checks, never the hidden tests.
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
-
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]
+c.GenerateFeedback.preprocessors = book.feedback_preprocessors()
+# The LMS export: roster students only, columns in this order.
+c.LmsGradesExporter.roster = str(Path({root!r}) / "roster.csv")
+c.LmsGradesExporter.assignment_order = {assignments!r}
 '''
 
-SHIM = '''"""The book's nbgrader plugins, importable from this course folder (written by make_assignments.py)."""
+SHIM = '''"""The book's nbgrader plugins, importable from this course folder (make_assignments.py rewrites it on every run)."""
 
 import sys
 
@@ -170,12 +176,13 @@ def write_course(course: Path, numbers: list[int] | None = None) -> list[Path]:
                 db=str(course / "gradebook.db"),
                 exchange=str(course / "exchange"),
                 plugins_dir=str(PLUGINS.parent),
+                assignments=[assignment_name(c) for c in chapter_files()],
             )
         )
-    key = course / "variant_key.txt"
-    if not key.exists():
-        key.write_text(secrets.token_hex(16) + "\n")
-        key.chmod(0o600)
+    secret = course / SECRET
+    if not secret.exists():
+        secret.write_text(secrets.token_hex(16) + "\n")
+        secret.chmod(0o600)
     (course / "book_plugins.py").write_text(SHIM.format(plugins_dir=str(PLUGINS.parent)))
     written = []
     for chapter in chapter_files():

@@ -2,17 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch01.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch01-ex1-test
-_want = variants.answers(variants.dot_products_by_hand(seed))
-for _name, _value in _want.items():
-    assert variants.agrees(globals()[_name], _value), f"{_name} is not right"
+from attnlib.exercises.grading import hand_in
+
+hand_in("1.1", seed, globals())
 
 # %% ch01-ex2-test
-_v = variants.implement_inputs("1.2", seed)
-assert np.allclose(pairwise_dots(_v.X), attnlib.scaled_scores(_v.X, _v.X, scale=False))
-assert np.allclose(pairwise_dots(X), attnlib.scaled_scores(X, X, scale=False))
+from attnlib.exercises.grading import hand_in
+
+hand_in("1.2", seed, globals())

@@ -2,17 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch02.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch02-ex1-test
-_v = variants.bilinear_by_hand(seed)
-_E = attnlib.compatibility.bilinear_scores(_v.X, attnlib.compatibility.bilinear_matrix(_v.W_Q, _v.W_K))
-assert variants.agrees(e_13, _E[0, 2]) and variants.agrees(e_31, _E[2, 0])
+from attnlib.exercises.grading import hand_in
+
+hand_in("2.1", seed, globals())
 
 # %% ch02-ex2-test
-_v = variants.implement_inputs("2.2", seed)
-_B = attnlib.compatibility.bilinear_matrix(_v.W_Q, _v.W_K)
-assert np.allclose(bilinear_scores(_v.X, _v.W_Q, _v.W_K), attnlib.compatibility.bilinear_scores(_v.X, _B))
+from attnlib.exercises.grading import hand_in
+
+hand_in("2.2", seed, globals())

@@ -2,17 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch05.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch05-ex1-test
-_v = variants.variance_by_hand(seed)
-_d = attnlib.scale_divisor(_v.d_k)
-assert abs(var_raw - _d**2) < 1e-9 and abs(std_raw - _d) < 1e-9
-assert abs(var_scaled - var_raw / _d**2) < 1e-9
+from attnlib.exercises.grading import hand_in
+
+hand_in("5.1", seed, globals())
 
 # %% ch05-ex2-test
-_v = variants.implement_inputs("5.2", seed)
-assert np.allclose(my_scaled_scores(_v.Q, _v.K), attnlib.scaled_scores(_v.Q, _v.K))
+from attnlib.exercises.grading import hand_in
+
+hand_in("5.2", seed, globals())

@@ -2,17 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch06.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch06-ex1-test
-_v = variants.uniform_row_by_hand(seed)
-_I = np.eye(2)
-assert variants.agrees(o3_by_hand, attnlib.self_attention(_v.X, _I, _I, _v.W_V).output[2])
+from attnlib.exercises.grading import hand_in
+
+hand_in("6.1", seed, globals())
 
 # %% ch06-ex2-test
-_v = variants.implement_inputs("6.2", seed)
-_want = attnlib.self_attention(_v.X, _v.W_Q, _v.W_K, _v.W_V).output
-assert np.allclose(attention_head(_v.X, _v.W_Q, _v.W_K, _v.W_V), _want)
+from attnlib.exercises.grading import hand_in
+
+hand_in("6.2", seed, globals())

@@ -2,19 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch08.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch08-ex1-test
-_v = variants.head_count_by_hand(seed)
-assert d_head == attnlib.heads.head_dim(_v.d_model, _v.n_heads)
-assert n_params == attnlib.attention_parameter_count(_v.d_model, _v.n_heads)
+from attnlib.exercises.grading import hand_in
+
+hand_in("8.1", seed, globals())
 
 # %% ch08-ex2-test
-_v = variants.implement_inputs("8.2", seed)
-assert np.allclose(my_split_heads(_v.M, _v.n_heads), attnlib.heads.split_heads(_v.M, _v.n_heads))
-for _h in (1, 2, 3, 4, 6, 12):
-    _M = np.arange(60.0).reshape(5, 12)
-    assert np.allclose(my_split_heads(_M, _h), attnlib.heads.split_heads(_M, _h))
+from attnlib.exercises.grading import hand_in
+
+hand_in("8.2", seed, globals())

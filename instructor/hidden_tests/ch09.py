@@ -2,25 +2,26 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch09.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch09-ex1-test
-_v = variants.masked_row_by_hand(seed)
-_w = attnlib.attention(_v.X, _v.X, _v.X, mask=_v.allowed).weights[_v.query]
-assert variants.agrees(masked_row, _w)
-assert masked_row[_v.padded] == 0
+from attnlib.exercises.grading import hand_in
+
+hand_in("9.1", seed, globals())
 
 # %% ch09-ex2-test
-for _n in variants.implement_inputs("9.2", seed).sizes + (2, 9):
-    assert np.array_equal(my_causal_mask(_n), attnlib.causal_mask(_n))
+from attnlib.exercises.grading import hand_in
+
+hand_in("9.2", seed, globals())
 
 # %% ch09-ex3-test
-_v = variants.implement_inputs("9.3", seed)
-_n = len(_v.scores)
-_w = masked_weights(_v.scores, _v.allowed)
-_I = np.eye(_n)
-assert np.allclose(_w, attnlib.attention(_I, _v.scores.T, _I, mask=_v.allowed, scale=False).weights)
-assert np.all(_w[~_v.allowed] == 0)
+from attnlib.exercises.grading import hand_in
+
+hand_in("9.3", seed, globals())

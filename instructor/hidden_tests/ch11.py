@@ -2,17 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch11.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch11-ex1-test
-_v = variants.position_pair_by_hand(seed)
-assert variants.agrees(pe3_first_pair, attnlib.sinusoidal_encoding(_v.t + 1, 2)[_v.t])
+from attnlib.exercises.grading import hand_in
+
+hand_in("11.1", seed, globals())
 
 # %% ch11-ex2-test
-_v = variants.implement_inputs("11.2", seed)
-_want = attnlib.sinusoidal_encoding(_v.n_positions, _v.d_model)
-assert np.allclose(my_sinusoidal_encoding(_v.n_positions, _v.d_model), _want)
-assert np.allclose(my_sinusoidal_encoding(128, 64), attnlib.sinusoidal_encoding(128, 64))
+from attnlib.exercises.grading import hand_in
+
+hand_in("11.2", seed, globals())

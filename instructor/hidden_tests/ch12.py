@@ -2,13 +2,16 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch12.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch12-ex1-test
-_v = variants.retrieval_by_hand(seed)
-_r = attnlib.retrieval.retrieve([_v.scores], _v.values)
-assert variants.agrees(weights_by_hand, _r.weights[0])
-assert variants.agrees(output_by_hand, _r.output[0])
+from attnlib.exercises.grading import hand_in
+
+hand_in("12.1", seed, globals())

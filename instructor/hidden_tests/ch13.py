@@ -2,16 +2,21 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check, with
-``seed`` set by the grader from the roster's student id.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch13.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch13-ex1-test
-_v = variants.score_memory_by_hand(seed)
-assert score_bytes == attnlib.cost.score_matrix_bytes(_v.n)
-assert abs(score_mib - attnlib.cost.score_matrix_bytes(_v.n) / 2**20) < 1e-9
+from attnlib.exercises.grading import hand_in
+
+hand_in("13.1", seed, globals())
 
 # %% ch13-ex2-test
-_v = variants.memory_budget_by_hand(seed)
-assert attnlib.cost.score_matrix_bytes(int(n_for_budget)) == 2**_v.budget_log2
+from attnlib.exercises.grading import hand_in
+
+hand_in("13.2", seed, globals())

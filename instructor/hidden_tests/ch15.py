@@ -2,25 +2,27 @@
 
 ``instructor/make_assignments.py`` appends each block, between nbgrader's
 hidden-test markers, to the test cell whose grade id follows ``# %%``. The
-block runs in the student's notebook after the visible self-check. Chapter
-15's exercises have no per-student variants yet: ``seed`` is not used.
+block runs in the student's kernel after the visible self-check, with
+``seed`` set by the grader from the roster's student id. It trusts nothing
+there: ``hand_in`` only hands the answer in (the typed numbers, or the
+student's function's results on the grader's inputs), and the grader judges
+it in its own process (``attnlib.exercises.grading``; nbgrader plugin
+``JudgeHandIns``). See the exercises' registry in ``attnlib/exercises/ch15.py``.
 """
-# ruff: noqa: F821 (the names come from the student's notebook)
+# ruff: noqa: F821, F811, E402 (seed comes from the grader's line at the top of the test cell; each block is a cell of its own)
 
 # %% ch15-ex1-test
-_want = attnlib.cost.score_matrix_bytes(16384, dtype="bfloat16", heads=32)
-assert layer_bytes == _want
-assert abs(layer_gib - _want / 2**30) < 1e-9
+from attnlib.exercises.grading import hand_in
+
+hand_in("15.1", seed, globals())
 
 # %% ch15-ex2-test
-_rng = np.random.default_rng(152)
-for _ in range(20):
-    _s = 50 * _rng.normal(size=9)
-    _m, _l = two_block_normaliser(_s[:4], _s[4:])
-    assert abs(_m - _s.max()) < 1e-12
-    assert abs(_l - np.exp(_s - _s.max()).sum()) < 1e-9
+from attnlib.exercises.grading import hand_in
+
+hand_in("15.2", seed, globals())
 
 # %% ch15-ex3-test
-assert abs(predicted_bytes - measured) < 0.1 * measured
-_model = attnlib.cost.blocked_working_set_bytes(3000, 64, 100, "float64", input_copies=True)
-assert abs(predicted_bytes - _model) <= 0.02 * _model
+from attnlib.exercises.grading import hand_in
+
+assert abs(predicted_bytes - measured) < 0.1 * measured, "predicted_bytes is more than 10 % away from the measured peak"
+hand_in("15.3", seed, globals())

@@ -290,7 +290,7 @@ def test_a_typed_answer_is_judged_per_entry_without_the_answer(exercise, typed, 
     assert result.passed == text.startswith("RIGHT")
     if result.passed:  # the web book shows this output: no number in it
         assert not re.search(r"\d\.\d|= ", text.split(":", 1)[1]), text
-    expected = checks._by_hand_expected(exercise, None)
+    expected = checks.by_hand._by_hand_expected(exercise, None)
     typed_numbers = {str(x) for v in typed.values() for x in np.ravel(np.array(v, dtype=object)).tolist()}
     for want in expected.values():
         for w in np.ravel(want):
@@ -301,7 +301,7 @@ def test_a_typed_answer_is_judged_per_entry_without_the_answer(exercise, typed, 
 def test_every_by_hand_exercise_of_the_book_is_checked():
     tool = _tool()
     for number in tool.BY_HAND:
-        names = checks._by_hand_expected(number, None)
+        names = checks.by_hand._by_hand_expected(number, None)
         assert checks.check_by_hand(number, names, verbose=False).passed
 
 

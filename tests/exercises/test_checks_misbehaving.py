@@ -27,7 +27,7 @@ IDS = [c.__name__ for c, _ in ALL_CHECKS]
 
 @pytest.fixture
 def short_limit(monkeypatch):
-    monkeypatch.setattr(checks, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(checks.runner, "TIME_LIMIT_SECONDS", 0.3)
     return 0.3
 
 

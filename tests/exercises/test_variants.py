@@ -19,6 +19,7 @@ from support.grading import (
     ASSIGNMENT_CHAPTERS,
     BY_HAND,
     NAMES,
+    TYPED,
     make_assignments,
     model_answer,
     nbg,
@@ -29,9 +30,12 @@ from support.paths import CHAPTERS as CHAPTERS_DIR
 
 import attnlib
 from attnlib import checks, variants
+from attnlib.exercises import grading, registry
+from attnlib.exercises.registry import KINDS, register
 
 CHAPTERS = ASSIGNMENT_CHAPTERS
 SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
+EXERCISES_BY_CHAPTER = {str(e.chapter): None for e in registry.EXERCISES.values()}
 
 
 def test_no_chapter_holds_hidden_tests():
@@ -129,3 +133,106 @@ def test_self_checks_try_the_students_own_inputs_without_revealing_them():
     own = [m for m in wrong.messages if "your own inputs (seed 12345)" in m]
     v = variants.implement_inputs("6.2", 12345)
     assert own and not any(f"{x:.4f}" in own[0] for x in np.ravel(head(v.X, v.W_Q, v.W_K, v.W_V)))
+
+
+def test_every_autograded_test_cell_is_a_registered_exercise():
+    """Each chapter's test cells chNN-exK-test are the registry's exercises, and each hidden block only hands in."""
+    registered = {e.test_id: e for e in variants.EXERCISES.values() if e.graded_outside}
+    for chapter, name in zip(CHAPTERS, NAMES, strict=True):
+        nb = nbformat.read(chapter, as_version=4)
+        tests = {nbg(c)["grade_id"] for c in nb.cells if c.cell_type == "code" and nbg(c).get("grade") and not nbg(c).get("solution")}
+        assert tests == {t for t, e in registered.items() if e.assignment == name}, name
+        for gid, code in make_assignments.hidden_tests(name).items():
+            last = code.strip().splitlines()[-1]
+            assert last == f'hand_in("{registered[gid].number}", seed, globals())', f"{gid}: a hidden test ends by handing in"
+            assert "allclose" not in code and "agrees" not in code, f"{gid}: a hidden test compares nothing in the kernel"
+
+
+def test_exercises_register_once_with_what_their_kind_needs():
+    assert list(EXERCISES_BY_CHAPTER) == sorted(EXERCISES_BY_CHAPTER, key=int)
+    for number, e in variants.EXERCISES.items():
+        assert e.number == number and e.kind in KINDS
+        if e.kind == "implement":
+            assert e.function and e.calls and e.reference and e.own, number
+            assert e.check is not None and e.check.__name__ in checks.__all__, number
+        with pytest.raises(ValueError, match="registered twice"):
+            register(e)
+
+
+ATTACKS = [
+    # (assignment, answer cell, code in it, test cell that must fail, words of the grader's message)
+    ("ch09", "ch09-ex2-answer", "my_causal_mask = attnlib.causal_mask", "ch09-ex2-test", "attnlib's own causal_mask"),
+    (
+        "ch09",
+        "ch09-ex2-answer",
+        "def my_causal_mask(n):\n    return attnlib.core.causal_mask(n) | False",
+        "ch09-ex2-test",
+        "own causal_mask",
+    ),
+    (
+        "ch09",
+        "ch09-ex2-answer",
+        "import types\nmy_causal_mask = types.FunctionType(attnlib.causal_mask.__code__, vars(attnlib.core))",
+        "ch09-ex2-test",
+        "own causal_mask",
+    ),
+    ("ch14", "ch14-ex2-answer", "softmax_backward = backward.softmax_backward", "ch14-ex2-test", "own softmax_backward"),
+    (
+        "ch14",
+        "ch14-ex2-answer",
+        "def softmax_backward(A, dA):\n    return backward.attention_backward(A, A, A, dA).dQ * 0 + backward.softmax_backward(A, dA)",
+        "ch14-ex2-test",
+        "own softmax_backward",
+    ),
+    (
+        "ch15",
+        "ch15-ex2-answer",
+        "def two_block_normaliser(s1, s2):\n    import attnlib.blocked as b\n"
+        "    m, l, _, _ = b.online_softmax_step(-np.inf, 0.0, np.concatenate([s1, s2]))\n    return m, l",
+        "ch15-ex2-test",
+        "own",
+    ),
+    ("ch15", "ch15-ex1-answer", "layer_bytes = 1\nlayer_gib = 1", "ch15-ex1-test", "0 of 2 entries right"),
+]
+
+
+@pytest.mark.parametrize(("name", "answer", "code", "test", "words"), ATTACKS, ids=[f"{a[0]}-{k}" for k, a in enumerate(ATTACKS)])
+def test_an_answer_cell_cannot_fool_the_grader(name, answer, code, test, words):
+    """attnlib's own function (aliased, wrapped, its code copied) or a wrong typed answer: the test fails.
+
+    Answer cells that replace numpy or attnlib functions would replace them in this process too, where
+    the grader's judge runs in nbgrader's own process: tests/grading/test_per_student.py grades those.
+    """
+    results = run_assignment(source_notebook(name), 12345, answers={answer: code})
+    assert words in results[test], results
+    assert all(r == "" for t, r in results.items() if t != test), results  # the rest is graded as usual
+
+
+@pytest.mark.parametrize("name", ["ch14", "ch15"])
+def test_copied_answers_fail_on_chapters_14_and_15(name):
+    results = run_assignment(source_notebook(name), 1, answers_of=2)
+    seeded = {e.test_id for e in TYPED.values()} & set(results)
+    assert seeded and all(results[t] for t in seeded), results
+
+
+def test_nothing_handed_in_scores_zero():
+    assert grading.judge_outputs("9.1", None, []) == [
+        "exercise 9.1: nothing was handed in for grading (the test cell did not run to its end)"
+    ]
+    two = [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: {"exercise": "9.1", "payload": {}}}}] * 2
+    assert grading.judge_outputs("9.1", None, two) == ["exercise 9.1: more than one hand-in in one test cell"]
+
+
+def test_hand_ins_keep_every_number_exactly():
+    for value in ([0.1, -0.0, np.inf, -np.inf], np.array([[1, 2], [3, 4]]), np.array([True, False]), 7):
+        back = grading.decode(grading.encode(value))
+        assert np.array_equal(back, np.asarray(value)) and back.shape == np.shape(value)
+    assert np.isnan(grading.decode(grading.encode([np.nan]))[0])
+    assert grading.decode(grading.encode("0.5")) == "it is '0.5', not a number"
+    assert grading.decode(grading.encode(1j)) == "it is (complex numbers, not real numbers), not a number"
+
+
+def test_route_keys_separate_assignments_and_routes():
+    keys = {variants.route_key("secret", a, r) for a in ("ch06", "ch09") for r in variants.ROUTES}
+    assert len(keys) == 4 and all(len(k) == 64 for k in keys)
+    assert variants.route_key("secret", "ch06", "files") != variants.route_key("other", "ch06", "files")

@@ -37,7 +37,7 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.validator import Validator
 from sqlalchemy.exc import SAWarning
-from support.grading import ASSIGNMENT_CHAPTERS, make_assignments, nbg
+from support.grading import ASSIGNMENT_CHAPTERS, make_assignments, nbg, nbgrader_plugins
 from support.paths import BIN
 from traitlets.config import Config
 
@@ -115,6 +115,9 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
     cfg.CourseDirectory.db_url = f"sqlite:///{root / 'gradebook.db'}"
     cfg.CourseDirectory.course_id = "test-course"
     cfg.ExecutePreprocessor.timeout = 120
+    # the book's preprocessors (restored cells, judging outside the kernel), without a per-student seed
+    cfg.Autograde.sanitize_preprocessors = nbgrader_plugins.sanitize_preprocessors(seed=False)
+    cfg.Autograde.autograde_preprocessors = nbgrader_plugins.autograde_preprocessors()
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     validator = Validator(config=cfg)
     results = {}

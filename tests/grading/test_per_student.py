@@ -1,15 +1,23 @@
-"""Per-student homework, end to end with real nbgrader 0.9.6 and its sqlite gradebook.
+"""Per-student homework, end to end with real nbgrader 0.9.6 and its sqlite gradebook, as instructors.md says.
 
-A course of three chapters (1, 6 and 9) and a roster of two students: the
-roster goes in with ``nbgrader db student import``, ``instructor/course.py
-release`` writes one version per student, and ``autograde`` runs with the
-course's own ``nbgrader_config.py`` (its StudentSeed preprocessor). Round 1:
-each student hands in the model answers of their own seed. Round 2: student
-s002 hands in s001's answers in their own notebook, and s001 hands in s002's
-whole notebook, seed cell included (an edited seed cell). Then ``nbgrader
-export`` with the book's LMS exporter writes the CSV a gradebook imports,
-and ``course.py release --exchange`` makes one copy whose seed cell gives
-every user their own seed.
+The fixture runs every named command block of ``instructors.md`` as written (bash, in a temporary
+home folder, with ``BOOK`` the repository), and does in process what the page leaves to students and
+to other chapters. The course has chapters 1, 6 and 14 released as per-student files (chapter 6 by the
+page's commands) and chapters 9 and 15 through the exchange (chapter 9 by the page's commands), and a
+roster of three:
+
+* round 1: s001 and s002 hand in the model answers of their own seed; s003 attacks the grader
+  (chapter 6: seed cell and a test cell deleted, handed in late; chapter 9: attnlib's own
+  ``causal_mask`` as theirs, and a written answer nobody has graded yet; chapter 14: ``np.allclose``,
+  the visible check and the in-kernel judge replaced in an answer cell, with a wrong answer, and
+  attnlib's own ``softmax_backward`` as theirs); the machine's own user, who is not on the roster,
+  fetches and submits chapter 9 through the exchange;
+* round 2: s002 hands in s001's answers in their own notebook (every chapter), and s001 hands in
+  s002's whole notebook, seed cell included (chapters 1, 6, 9); chapter 6 is re-graded with the
+  page's re-grading commands.
+
+Then feedback, the LMS export (chapter 6 has a due date and the ``zero`` late penalty) and the
+similarity report.
 """
 
 from __future__ import annotations
@@ -19,8 +27,8 @@ import csv
 import html
 import os
 import re
+import secrets
 import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -28,40 +36,99 @@ from pathlib import Path
 import nbformat
 import pytest
 from sqlalchemy.exc import SAWarning
-from support.grading import BY_HAND, make_assignments, model_answer, nbg
-from support.paths import BIN, INSTRUCTOR
+from support.grading import TYPED, make_assignments, model_answer, nbg, nbgrader_plugins
+from support.paths import BIN, INSTRUCTOR, ROOT
 
 from attnlib import variants
 
-sys.path.insert(0, str(INSTRUCTOR))
-from nbgrader_plugins import seed_cell_source  # noqa: E402
+CHAPTERS = ["ch01", "ch06", "ch09", "ch14", "ch15"]
+FILES = ["ch01", "ch06", "ch14"]  # per-student files; the others go through the exchange
+STUDENTS = ["s001", "s002"]  # the honest pair; s003 attacks
+ROSTER = ["s001", "s002", "s003"]
+WHOLE_NOTEBOOK_SWAP = ["ch01", "ch06", "ch09"]  # where s001 also hands in s002's whole notebook
+#: test cells whose numbers depend on the seed (by-hand and measured exercises)
+SEEDED_TESTS = {e.test_id for e in TYPED.values()}
+DOC = ROOT / "instructors.md"
+BLOCK_RE = re.compile(r"```\{code-block\} (bash|python)\n:name: (\S+)\n\n(.*?)\n```", re.S)
+FIXED_SECRET = "a fixed secret, so that this test always draws the same numbers"
+LATE = time.mktime((2027, 1, 16, 12, 0, 0, 0, 0, 0))  # after the page's due date of ch06
 
-CHAPTERS = ["ch01", "ch06", "ch09"]
-STUDENTS = ["s001", "s002"]
-ROSTER = "id,first_name,last_name,email\ns001,Ada,Lovelace,ada@example.org\ns002,Alan,Turing,alan@example.org\n"
-BY_HAND_TESTS = {e.test_id for e in BY_HAND.values()}
+ATTACK_14_1 = """import attnlib.exercises.grading as _grading
+np.allclose = lambda *a, **k: True
+checks.check_by_hand = lambda *a, **k: checks.CheckResult("patched", 1, 1)
+_grading.judge = lambda *a, **k: []
+ds_row = [9.0, 9.0, 9.0]"""
+WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
 
 
-def nbgrader(root: Path, *args: str) -> str:
-    """Run the real nbgrader command line in the course folder."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([str(BIN / "nbgrader"), *args], cwd=root, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
+def documented_blocks() -> dict[str, tuple[str, str]]:
+    """name -> (language, code) of every named command block of instructors.md."""
+    return {name: (lang, code) for lang, name, code in BLOCK_RE.findall(DOC.read_text())}
 
 
-def answered(release, source, seed: int):
+class Page:
+    """Runs the named blocks of instructors.md as written, and remembers which ran."""
+
+    def __init__(self, home: Path) -> None:
+        self.home, self.blocks, self.ran = home, documented_blocks(), set()
+        self.course = home / "attention-course"
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "BOOK": str(ROOT),
+            "EXCHANGE": str(self.course / "exchange"),
+            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",  # python and nbgrader of the test environment
+        }
+
+    def run(self, name: str, cwd: Path | None = None) -> str:
+        lang, code = self.blocks[name]
+        assert lang == "bash", name
+        done = subprocess.run(["bash", "-e", "-c", code], cwd=cwd or self.course, env=self.env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"instructors.md block {name} failed:\n{code}\n{done.stdout}\n{done.stderr}"
+        self.ran.add(name)
+        return done.stdout + done.stderr
+
+    def append_config(self, name: str) -> None:
+        lang, code = self.blocks[name]
+        assert lang == "python", name
+        with open(self.course / "nbgrader_config.py", "a") as fh:
+            fh.write(f"\n{code}\n")
+        self.ran.add(name)
+
+
+def _course_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("course_tool", INSTRUCTOR / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def answered(release, source, seed: int, changes: dict[str, str] | None = None):
     """The student version with every answer cell filled in with the model answer for ``seed``."""
     nb = copy.deepcopy(release)
     by_id = {nbg(c).get("grade_id"): c for c in source.cells}
     for cell in nb.cells:
-        if cell.cell_type == "code" and nbg(cell).get("solution"):
-            cell.source = model_answer(by_id[nbg(cell)["grade_id"]], seed)
+        gid = nbg(cell).get("grade_id")
+        if changes and gid in changes:
+            cell.source = changes[gid]
+        elif cell.cell_type == "code" and nbg(cell).get("solution"):
+            cell.source = model_answer(by_id[gid], seed)
     return nb
+
+
+def swapped_answers(mine, theirs):
+    out = copy.deepcopy(mine)
+    for cell, other in zip(out.cells, theirs.cells, strict=True):
+        if nbg(cell).get("solution"):
+            cell.source = other.source
+    return out
 
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
+    from nbgrader import utils
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -70,63 +137,121 @@ def course(tmp_path_factory):
     os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"  # nbgrader runs `alembic` by name
     warnings.simplefilter("ignore", SAWarning)  # nbgrader 0.9.6 with SQLAlchemy 2, see test_nbgrader.py
     start = time.perf_counter()
-    root = tmp_path_factory.mktemp("per-student")
-    make_assignments.write_course(root, [int(n[2:]) for n in CHAPTERS])
-    assert len((root / "variant_key.txt").read_text().strip()) == 32  # a fresh random key per course
-    (root / "variant_key.txt").write_text("a fixed key, so that this test always draws the same numbers\n")
-    (root / "roster.csv").write_text(ROSTER)
-    nbgrader(root, "db", "student", "import", "roster.csv")
+    home = tmp_path_factory.mktemp("home")
+    page = Page(home)
+    root = page.course
+    tool = _course_module()
+    out = {"root": root, "page": page, "scores": {}, "autograded": {}, "logs": {}, "personal": {}}
+
+    out["make"] = page.run("instructors-make-course", cwd=home)
+    assert len((root / "course_secret.txt").read_text().strip()) == 32  # a fresh random secret per course
+    (root / "course_secret.txt").write_text(FIXED_SECRET + "\n")
+    page.append_config("instructors-late-penalty")
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
-    key = (root / "variant_key.txt").read_text().strip()
-    seeds = {(s, a): variants.student_seed(s, a, key) for s in STUDENTS for a in CHAPTERS}
-    out = {"root": root, "seeds": seeds, "scores": {}, "autograded": {}, "personal": {}}
+    keys = {a: variants.route_key(FIXED_SECRET, a, "files" if a in FILES else "exchange") for a in CHAPTERS}
+    seeds = {(s, a): variants.student_seed(s, a, keys[a]) for s in ROSTER for a in CHAPTERS}
+    out["seeds"], out["keys"] = seeds, keys
 
-    def grade(round_: str, a: str, s: str, nb) -> None:
-        target = root / "submitted" / s / a / f"{a}.ipynb"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, target)
-        result = api.autograde(a, s, force=True)
-        assert result["success"], f"autograde {a} {s}: {result.get('error')}\n{result.get('log')}"
+    def scores(round_: str, a: str, s: str) -> None:
         out["autograded"][round_, a, s] = nbformat.read(root / "autograded" / s / a / f"{a}.ipynb", as_version=4)
         with Gradebook(cfg.CourseDirectory.db_url) as gb:
             sub = gb.find_submission_notebook(a, a, s)
-            out["scores"][round_, a, s] = {g.name: (g.auto_score, g.max_score) for g in sub.grades if g.cell.cell_type == "code"}
+            out["scores"][round_, a, s] = {g.name: (g.auto_score, g.max_score) for g in sub.grades}
 
-    for a in CHAPTERS:
+    def grade(round_: str, a: str, s: str, force: bool = False) -> None:
+        result = api.autograde(a, s, force=force)
+        assert result["success"], f"autograde {a} {s}: {result.get('error')}\n{result.get('log')}"
+        out["logs"][round_, a, s] = result.get("log", "")
+        scores(round_, a, s)
+
+    def submit(a: str, s: str, nb, mtime: float | None = None) -> None:
+        """Hand in: by the LMS download folder for files chapters, straight into submitted/ otherwise."""
+        if a in FILES:
+            target = root / "downloads" / a / f"{s}_{a}.ipynb"
+        else:
+            target = root / "submitted" / s / a / f"{a}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, target)
+        if mtime is not None:
+            os.utime(target, (mtime, mtime))
+        if a not in FILES:  # what the student's own `nbgrader submit` and our `collect` leave next to it
+            (target.parent / "timestamp.txt").write_text(time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()))
+            (target.parent / "submission_secret.txt").write_text(secrets.token_hex(16))
+
+    # releasing: ch06 as files and ch09 through the exchange by the page's commands, the others alike in process
+    page.run("instructors-generate")
+    out["seeds_table"] = page.run("instructors-release-files")
+    page.run("instructors-release-exchange")
+    for a in ("ch01", "ch14", "ch15"):
         result = api.generate_assignment(a)
         assert result["success"], result.get("error") or result.get("log")
-        done = subprocess.run(
-            [sys.executable, str(INSTRUCTOR / "course.py"), "--course", str(root), "release", a, "--roster", "roster.csv"],
-            cwd=root, capture_output=True, text=True, timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        source = nbformat.read(root / "source" / a / f"{a}.ipynb", as_version=4)
-        own = {}
+        if a in FILES:
+            tool.release_files(root, a, ROSTER)
+        else:
+            tool.release_exchange(root, a)
+    # the machine's own user (not on the roster) fetches and hands in chapter 9 through the exchange
+    desk = home / "student"
+    desk.mkdir()
+    page.run("instructors-student-fetch", cwd=desk)
+    page.run("instructors-student-submit", cwd=desk)
+    page.run("instructors-collect")
+    out["os_user"] = utils.get_username()
+
+    # round 1: honest s001 and s002, attacking s003
+    sources = {a: nbformat.read(root / "source" / a / f"{a}.ipynb", as_version=4) for a in CHAPTERS}
+    own = {}
+    for a in CHAPTERS:
+        for s in ROSTER:
+            handed_out = root / (f"personalized/{s}/{a}/{a}.ipynb" if a in FILES else f"release/{a}/{a}.ipynb")
+            out["personal"][a, s] = nbformat.read(handed_out, as_version=4)
         for s in STUDENTS:
-            personal = nbformat.read(root / "personalized" / s / a / f"{a}.ipynb", as_version=4)
-            out["personal"][a, s] = personal
-            own[s] = answered(personal, source, seeds[s, a])
-            grade("own", a, s, own[s])
-        # s002: s001's answers in s002's own notebook; s001: s002's whole notebook (seed cell edited)
-        swapped = copy.deepcopy(own["s002"])
-        for cell, theirs in zip(swapped.cells, own["s001"].cells, strict=True):
-            if nbg(cell).get("solution"):
-                cell.source = theirs.source
-        grade("swapped", a, "s002", swapped)
-        grade("swapped", a, "s001", own["s002"])
-    result = api.generate_feedback("ch09", "s002")
-    assert result["success"], result.get("error") or result.get("log")
+            own[a, s] = answered(out["personal"][a, s], sources[a], seeds[s, a])
+            submit(a, s, own[a, s])
+    attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"])
+    attack06.cells = [c for c in attack06.cells if nbg(c).get("grade_id") not in ("ch06-seed", "ch06-ex1-test")]
+    submit("ch06", "s003", attack06, mtime=LATE)
+    changes09 = {"ch09-ex2-answer": "my_causal_mask = attnlib.causal_mask", "ch09-ex4-written": WRITTEN_9_4}
+    submit("ch09", "s003", answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09))
+    changes14 = {"ch14-ex1-answer": ATTACK_14_1, "ch14-ex2-answer": "softmax_backward = backward.softmax_backward"}
+    submit("ch14", "s003", answered(out["personal"]["ch14", "s003"], sources["ch14"], seeds["s003", "ch14"], changes14))
+    out["place"] = page.run("instructors-place")
+    for a in ("ch01", "ch14"):
+        placed, problems = tool.place_downloads(root, a, root / "downloads" / a, ROSTER)
+        assert placed and not problems, problems
+    page.run("instructors-due-date")
+    out["autograde_log"] = page.run("instructors-autograde")
+    for a in CHAPTERS:
+        for s in [*ROSTER, out["os_user"]]:
+            if (root / "submitted" / s / a).exists():
+                if a in ("ch06", "ch09"):
+                    scores("round1", a, s)
+                else:
+                    grade("round1", a, s)
+
+    # round 2: copied answers; chapter 6 re-graded by the page's commands
+    for a in CHAPTERS:
+        nb = swapped_answers(own[a, "s002"], own[a, "s001"])
+        target = root / "submitted" / "s002" / a / f"{a}.ipynb"
+        nbformat.write(nb, target)
+        if a in WHOLE_NOTEBOOK_SWAP:
+            nbformat.write(own[a, "s002"], root / "submitted" / "s001" / a / f"{a}.ipynb")
+    out["regrade_log"] = page.run("instructors-regrade")
+    for a in CHAPTERS:
+        for s in STUDENTS if a in WHOLE_NOTEBOOK_SWAP else ["s002"]:
+            if a == "ch06":
+                scores("round2", a, s)
+            else:
+                grade("round2", a, s, force=True)
+    out["feedback_log"] = page.run("instructors-feedback")
+    page.run("instructors-student-feedback", cwd=desk)
     out["feedback"] = (root / "feedback" / "s002" / "ch09" / "ch09.html").read_text()
-    out["export"] = nbgrader(root, "export", "--exporter=book_plugins.LmsGradesExporter", "--to", "lms_grades.csv")
+    out["export"] = page.run("instructors-export")
+    page.run("instructors-export-moodle")
+    out["similar"] = page.run("instructors-similar")
     out["seconds"] = time.perf_counter() - start
-    print(f"\nper-student nbgrader: {len(CHAPTERS)} assignments x {len(STUDENTS)} students, 2 rounds, in {out['seconds']:.1f} s")
+    print(f"\nper-student nbgrader: the page's commands, {len(CHAPTERS)} assignments x {len(ROSTER)} students, in {out['seconds']:.1f} s")
     return out
-
-
-def by_hand_numbers(cell) -> bool:
-    """Whether a "your numbers" cell belongs to a by-hand exercise (predict ones have few variants)."""
-    return nbg(cell)["grade_id"].replace("-numbers", "-test") in BY_HAND_TESTS
 
 
 def seed_cell(nb):
@@ -135,21 +260,35 @@ def seed_cell(nb):
     return cells[0]
 
 
+def printed_numbers(nb) -> list[str]:
+    cells = [c for c in nb.cells if nbg(c).get("grade_id", "").endswith("-numbers")]
+    return ["".join(o.get("text", "") for o in c.outputs) for c in cells if nbg(c)["grade_id"].replace("-numbers", "-test") in SEEDED_TESTS]
+
+
+@pytest.mark.slow
+def test_every_command_on_the_page_was_run(course):
+    assert set(documented_blocks()) == course["page"].ran
+    openings, inside = [], False
+    for line in DOC.read_text().splitlines():
+        if line.startswith("```"):
+            if not inside:
+                openings.append(line[3:].strip())
+            inside = not inside
+    plain = [info for info in openings if not info.startswith("{code-block}")]
+    assert plain == ["bash"], "only the environment block (python3 -m venv ...) may be a plain, unnamed fence"
+    assert len(openings) == len(documented_blocks()) + 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("a", CHAPTERS)
 def test_each_student_gets_their_own_locked_seed_and_numbers(course, a):
-    personal = {s: course["personal"][a, s] for s in STUDENTS}
-    for s in STUDENTS:
-        cell = seed_cell(personal[s])
-        assert cell.source == seed_cell_source(course["seeds"][s, a], s)
-        assert nbg(cell)["locked"] and not nbg(cell).get("solution")
+    if a in FILES:
+        for s in ROSTER:
+            cell = seed_cell(course["personal"][a, s])
+            assert cell.source == nbgrader_plugins.seed_cell_source(course["seeds"][s, a], s)
+            assert nbg(cell)["locked"] and not nbg(cell).get("solution")
     assert course["seeds"]["s001", a] != course["seeds"]["s002", a]
-    printed = {}
-    for s in STUDENTS:
-        nb = course["autograded"]["own", a, s]
-        cells = [c for c in nb.cells if nbg(c).get("grade_id", "").endswith("-numbers")]
-        assert cells and all(c.outputs for c in cells)
-        printed[s] = ["".join(o.get("text", "") for o in c.outputs) for c in cells if by_hand_numbers(c)]
+    printed = {s: printed_numbers(course["autograded"]["round1", a, s]) for s in STUDENTS}
     assert printed["s001"] and all(x != y for x, y in zip(printed["s001"], printed["s002"], strict=True)), printed
 
 
@@ -157,85 +296,169 @@ def test_each_student_gets_their_own_locked_seed_and_numbers(course, a):
 @pytest.mark.parametrize("a", CHAPTERS)
 def test_own_model_answers_get_full_marks(course, a):
     for s in STUDENTS:
-        for part, (score, max_score) in course["scores"]["own", a, s].items():
+        for part, (score, max_score) in course["scores"]["round1", a, s].items():
             if not part.endswith("-written"):
                 assert max_score > 0 and score == max_score, f"{a} {s}: {part} gets {score}/{max_score}"
 
 
 @pytest.mark.slow
+def test_no_honest_submission_logs_a_checksum_warning(course):
+    logs = [course["autograde_log"]] + [log for (round_, _, s), log in course["logs"].items() if round_ == "round1"]
+    assert logs and not any("checksum" in log for log in logs), [line for log in logs for line in log.splitlines() if "checksum" in line]
+    # a real change still alarms: s001 handed in s002's notebook, whose seed cell is not the one s001 was given
+    alarm = course["logs"]["round2", "ch01", "s001"]
+    assert "Attribute 'checksum' for cell ch01-seed has changed" in alarm
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("a", CHAPTERS)
-def test_someone_elses_answers_get_zero_on_the_by_hand_parts(course, a):
-    for s in STUDENTS:
-        scores = course["scores"]["swapped", a, s]
-        by_hand = BY_HAND_TESTS & set(scores)
-        assert by_hand, f"{a} has no by-hand part"
+def test_someone_elses_answers_get_zero_on_the_seeded_parts(course, a):
+    for s in STUDENTS if a in WHOLE_NOTEBOOK_SWAP else ["s002"]:
+        scores = course["scores"]["round2", a, s]
+        seeded = SEEDED_TESTS & set(scores)
+        assert seeded, f"{a} has no part that depends on the seed"
         for part, (score, max_score) in scores.items():
-            if part in by_hand:
+            if part in seeded:
                 assert score == 0, f"{a}: {s} handing in the other's answers gets {score} on {part}"
             elif not part.endswith("-written"):
                 assert score == max_score, f"{a}: {s} loses points on {part}, which does not depend on the seed"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("a", CHAPTERS)
+@pytest.mark.parametrize("a", WHOLE_NOTEBOOK_SWAP)
 def test_an_edited_seed_cell_is_restored_and_graded_with_the_rosters_seed(course, a):
-    nb = course["autograded"]["swapped", a, "s001"]  # s001 handed in s002's notebook, seed cell and all
-    assert seed_cell(nb).source == seed_cell_source(course["seeds"]["s001", a], "s001")
+    nb = course["autograded"]["round2", a, "s001"]  # s001 handed in s002's notebook, seed cell and all
+    assert seed_cell(nb).source == nbgrader_plugins.seed_cell_source(course["seeds"]["s001", a], "s001")
     tests = [c for c in nb.cells if nbg(c).get("grade") and not nbg(c).get("solution") and c.cell_type == "code"]
     assert tests and all(c.source.startswith(f"seed = {course['seeds']['s001', a]} ") for c in tests)
 
 
+def _test_cell_text(nb, gid: str) -> str:
+    cell = next(c for c in nb.cells if nbg(c).get("grade_id") == gid)
+    return " ".join(str(o.get("evalue", "")) + str(o.get("text", "")) for o in cell.outputs)
+
+
 @pytest.mark.slow
-def test_feedback_shows_neither_hidden_tests_nor_their_lines(course):
+def test_deleted_seed_and_test_cells_are_restored_and_graded(course):
+    nb = course["autograded"]["round1", "ch06", "s003"]
+    assert seed_cell(nb).source == nbgrader_plugins.seed_cell_source(course["seeds"]["s003", "ch06"], "s003")
+    assert [nbg(c).get("grade_id") for c in nb.cells if nbg(c)] == [
+        nbg(c).get("grade_id") for c in course["personal"]["ch06", "s003"].cells if nbg(c)
+    ]
+    score, max_score = course["scores"]["round1", "ch06", "s003"]["ch06-ex1-test"]
+    assert max_score > 0 and score == max_score  # graded (with s003's own numbers), not left for manual grading
+    assert "ch06-ex1-test was deleted from the submission of s003; restored it" in course["autograde_log"]
+
+
+@pytest.mark.slow
+def test_a_replaced_np_allclose_and_a_silenced_check_score_zero(course):
+    score, max_score = course["scores"]["round1", "ch14", "s003"]["ch14-ex1-test"]
+    assert max_score > 0 and score == 0
+    assert "graded outside the notebook: ds_row is not right" in _test_cell_text(
+        course["autograded"]["round1", "ch14", "s003"], "ch14-ex1-test"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("a", "gid", "name"), [("ch09", "ch09-ex2-test", "causal_mask"), ("ch14", "ch14-ex2-test", "softmax_backward")])
+def test_attnlibs_own_function_scores_zero_and_says_why(course, a, gid, name):
+    score, max_score = course["scores"]["round1", a, "s003"][gid]
+    assert max_score > 0 and score == 0
+    assert f"is attnlib's own {name} (or calls it)" in _test_cell_text(course["autograded"]["round1", a, "s003"], gid)
+
+
+@pytest.mark.slow
+def test_feedback_shows_neither_hidden_tests_nor_their_lines_and_warns_of_no_config(course):
     text = html.unescape(re.sub(r"<[^>]+>", "", course["feedback"]))  # the text a student reads
     assert "Exercise 9.1" in text and "masked_row" in text
     assert "HIDDEN TESTS" not in text
     for code in make_assignments.hidden_tests("ch09").values():
         for line in code.splitlines():
-            assert line.strip() not in text, f"feedback quotes the hidden test line {line.strip()!r}"
+            if line.strip():
+                assert line.strip() not in text, f"feedback quotes the hidden test line {line.strip()!r}"
+    assert "not recognized" not in course["feedback_log"], course["feedback_log"]
+
+
+def _export(course, name: str) -> list[list[str]]:
+    with open(course["root"] / name, newline="") as fh:
+        return list(csv.reader(fh))
 
 
 @pytest.mark.slow
-def test_lms_export_holds_every_students_points(course):
-    with open(course["root"] / "lms_grades.csv", newline="") as fh:
-        rows = list(csv.reader(fh))
+def test_lms_export_holds_the_graded_points_after_penalties_for_the_roster_only(course):
+    rows = _export(course, "lms_grades.csv")
     header, points, students = rows[0], rows[1], rows[2:]
-    assert header[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] and header[5:] == CHAPTERS
+    assert header[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert header[5:] == CHAPTERS  # the course's order, although ch06 has a due date (nbgrader sorts it last)
     assert points[0] == "Points Possible"
-    for k, a in enumerate(CHAPTERS):
-        assert float(points[5 + k]) == sum(m for _, m in course["scores"]["own", a, "s001"].values()) + written_points(course, a)
-    assert sorted(r[2] for r in students) == STUDENTS
+    assert [r[2] for r in students] == ROSTER  # the roster's students, in its order; not the exchange's stray user
+    assert f"Not on the roster {course['root'] / 'roster.csv'}, so not exported: {course['os_user']}" in course["export"]
+    col = {a: 5 + k for k, a in enumerate(CHAPTERS)}
     for row in students:
+        if row[2] == "s003":
+            continue
         assert row[0] in ("Lovelace, Ada", "Turing, Alan") and row[3] == row[2]
-        for k, a in enumerate(CHAPTERS):
-            want = sum(score for score, _ in course["scores"]["swapped", a, row[2]].values())
-            assert float(row[5 + k]) == want, f"{row[2]} {a}: exported {row[5 + k]}, graded {want}"
-
-
-def written_points(course, a: str) -> float:
-    """Points of the manually graded Markdown answers (not in the code-cell scores)."""
-    source = nbformat.read(course["root"] / "source" / a / f"{a}.ipynb", as_version=4)
-    return sum(nbg(c)["points"] for c in source.cells if c.cell_type == "markdown" and nbg(c).get("grade"))
+        for a in CHAPTERS:
+            last = "round2" if (a in WHOLE_NOTEBOOK_SWAP or row[2] == "s002") else "round1"
+            want = sum(score or 0 for score, _ in course["scores"][last, a, row[2]].values())
+            assert float(row[col[a]]) == want, f"{row[2]} {a}: exported {row[col[a]]}, graded {want}"
+    s003 = students[2]
+    raw = sum(score or 0 for score, _ in course["scores"]["round1", "ch06", "s003"].values())
+    assert raw > 0 and s003[col["ch06"]] == "0"  # handed in late under the zero penalty
+    assert s003[col["ch01"]] == "0"  # not handed in
+    assert s003[col["ch09"]] == ""  # its written answer is not graded yet
+    assert "Hand-graded parts not graded yet" in course["export"] and "s003 ch09" in course["export"]
+    moodle = _export(course, "moodle_grades.csv")
+    assert moodle[0] == header and moodle[1:] == students  # the same, without the Points Possible row
 
 
 @pytest.mark.slow
-def test_exchange_release_computes_each_users_own_seed(course, monkeypatch):
-    """``course.py release --exchange``: one copy for everybody, whose seed cell gives each user their seed."""
+def test_seeds_table_lists_the_files_seeds(course):
+    lines = [line for line in course["seeds_table"].splitlines() if re.fullmatch(r"(id|s\d+),(seed|\d+)", line)]
+    assert lines == ["id,seed"] + [f"{s},{course['seeds'][s, 'ch06']}" for s in ROSTER]
+
+
+@pytest.mark.slow
+def test_exchange_copy_computes_each_users_own_seed_and_reveals_one_key(course, monkeypatch):
+    """The exchange copy's seed cell gives each user their seed, with nbgrader's own user name."""
     from nbgrader import utils
     from nbgrader.validator import Validator
 
-    root = course["root"]
-    done = subprocess.run(
-        [sys.executable, str(INSTRUCTOR / "course.py"), "--course", str(root), "release", "ch06", "--exchange"],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    nb = nbformat.read(root / "release" / "ch06" / "ch06.ipynb", as_version=4)
+    path = course["root"] / "release" / "ch09" / "ch09.ipynb"
+    nb = nbformat.read(path, as_version=4)
     cell = seed_cell(nb)
     assert nbg(cell)["checksum"] == utils.compute_checksum(cell)  # students' `nbgrader validate` stays quiet
-    assert Validator().validate(str(root / "release" / "ch06" / "ch06.ipynb")).get("changed") is None
+    assert Validator().validate(str(path)).get("changed") is None
+    text = "".join(c.source for c in nb.cells)
+    assert course["keys"]["ch09"] in text and FIXED_SECRET not in text
+    assert not any(course["keys"][a] in text for a in CHAPTERS if a != "ch09")
+    assert variants.route_key(FIXED_SECRET, "ch09", "files") not in text
     for user in STUDENTS:
-        monkeypatch.setenv("LOGNAME", user)  # what getpass.getuser() reads first
+        monkeypatch.setattr(utils, "get_osusername", lambda user=user: user)  # the account nbgrader files under
         ns: dict = {}
         exec(cell.source, ns)
-        assert ns["seed"] == course["seeds"][user, "ch06"]
+        assert ns["seed"] == course["seeds"][user, "ch09"]
+
+
+def test_the_notebook_and_nbgrader_agree_on_the_user_name(monkeypatch):
+    """USER and LOGNAME say s101, the account is another: the numbers must be those of the account nbgrader files under."""
+    import getpass
+
+    from nbgrader import utils
+
+    monkeypatch.setenv("LOGNAME", "s101")
+    monkeypatch.setenv("USER", "s101")
+    assert getpass.getuser() == "s101"  # what attnlib used to ask
+    assert variants.current_user() == utils.get_username() != "s101"
+    monkeypatch.setattr(utils, "get_osusername", lambda: "jovyan")  # JupyterHub's standard containers
+    monkeypatch.setenv("JUPYTERHUB_USER", "s102")
+    assert variants.current_user() == utils.get_username() == "s102"
+
+
+@pytest.mark.slow
+def test_similarity_report_shows_the_copied_pair_side_by_side(course):
+    report = course["similar"]
+    assert "s001 and s002: mean similarity" in report
+    assert "-- ch06-ex2-answer (similarity 1.00): s001 | s002" in report
+    assert re.search(r"def attention_head\(X, W_Q, W_K, W_V\): +\| def attention_head", report)
+    assert course["os_user"] not in report  # an unanswered notebook is never similar to anything

@@ -7,14 +7,25 @@ import contextlib
 import importlib.util
 import io
 import re
+import sys
 
 from attnlib import variants
+from attnlib.exercises import grading
 from support.paths import INSTRUCTOR
 
-_spec = importlib.util.spec_from_file_location("make_assignments", INSTRUCTOR / "make_assignments.py")
-#: ``instructor/make_assignments.py``, loaded as a module (the instructor folder is not a package)
-make_assignments = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_assignments)
+
+def _load(name: str):
+    """``instructor/<name>.py`` as a module (the instructor folder is not a package), importable by that name."""
+    spec = importlib.util.spec_from_file_location(name, INSTRUCTOR / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+#: ``instructor/make_assignments.py`` and ``instructor/nbgrader_plugins.py``, loaded as modules
+make_assignments = _load("make_assignments")
+nbgrader_plugins = _load("nbgrader_plugins")
 
 #: the chapters with exercises, and their nbgrader assignment names (ch01, ...)
 ASSIGNMENT_CHAPTERS = make_assignments.chapter_files()
@@ -22,6 +33,8 @@ NAMES = [make_assignments.assignment_name(c) for c in ASSIGNMENT_CHAPTERS]
 SOLUTION_RE = re.compile(r"[ \t]*### BEGIN SOLUTION\n(.*?)[ \t]*### END SOLUTION\n?", re.S)
 #: answer cell grade id -> its by-hand exercise
 BY_HAND = {e.test_id.replace("-test", "-answer"): e for e in variants.EXERCISES.values() if e.kind == "by-hand"}
+#: answer cell grade id -> its exercise whose model answer attnlib computes (by-hand and measured)
+TYPED = {e.test_id.replace("-test", "-answer"): e for e in variants.EXERCISES.values() if e.answer is not None}
 
 
 def nbg(cell) -> dict:
@@ -36,16 +49,19 @@ def source_notebook(name: str):
 
 def model_answer(cell, seed: int | None) -> str:
     """The answer cell's code: attnlib's answers for a by-hand exercise, else the chapter's solution."""
-    if seed is not None and nbg(cell)["grade_id"] in BY_HAND:
-        got = variants.answers(BY_HAND[nbg(cell)["grade_id"]].draw(seed))
+    if seed is not None and nbg(cell)["grade_id"] in TYPED:
+        got = variants.answers(TYPED[nbg(cell)["grade_id"]].draw(seed))
         return "\n".join(f"{k} = {v!r}" for k, v in got.items())
     return SOLUTION_RE.sub(lambda m: m.group(1), cell.source)
 
 
-def run_assignment(nb, seed: int | None, answers_of: int | None = None) -> dict[str, str]:
+def run_assignment(nb, seed: int | None, answers_of: int | None = None, answers: dict[str, str] | None = None) -> dict[str, str]:
     """Run the graded cells of ``nb`` for ``seed``; grade id of each test cell -> "" or the error.
 
+    As the grader does: the hidden tests hand in, and what they hand in is judged outside the
+    cells' namespace (``attnlib.exercises.grading.judge``), with the grader's ``seed``.
     ``answers_of``: answer with the model answers of another seed (a copied homework).
+    ``answers``: answer cell grade id -> code to run instead of the model answer (an attack).
     """
     ns: dict = {}
     results = {}
@@ -55,15 +71,28 @@ def run_assignment(nb, seed: int | None, answers_of: int | None = None) -> dict[
             if cell.cell_type != "code" or not meta:
                 continue  # explorers and markdown
             code = model_answer(cell, seed if answers_of is None else answers_of) if meta.get("solution") else cell.source
+            if answers and meta["grade_id"] in answers:
+                code = answers[meta["grade_id"]]
             if meta.get("grade_id", "").endswith("-seed"):
                 code = f"seed = {seed!r}"
-            try:
-                exec(compile(code, meta["grade_id"], "exec"), ns)
-            except Exception as exc:  # a failing test is reported per grade id below
-                if not meta.get("grade"):
-                    raise
-                results[meta["grade_id"]] = f"{type(exc).__name__}: {exc}"
-                continue
+            elif meta.get("grade") and not meta.get("solution"):
+                code = f"seed = {seed!r}\n{code}"  # the grader's line at the top of each test cell
+            with grading.collected() as handed:
+                try:
+                    exec(compile(code, meta["grade_id"], "exec"), ns)
+                except Exception as exc:  # a failing test is reported per grade id below
+                    if not meta.get("grade"):
+                        raise
+                    results[meta["grade_id"]] = f"{type(exc).__name__}: {exc}"
+                    continue
             if meta.get("grade"):
-                results[meta["grade_id"]] = ""
+                entry = grading.exercise_of_test(meta["grade_id"])
+                failures = [] if entry is None else _judged(entry.number, seed, handed)
+                results[meta["grade_id"]] = "; ".join(failures)
     return results
+
+
+def _judged(exercise: str, seed: int | None, handed: list[dict]) -> list[str]:
+    """The grader's verdict on what one test cell handed in (outputs as nbgrader stores them)."""
+    outputs = [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: h}} for h in handed]
+    return grading.judge_outputs(exercise, seed, outputs)

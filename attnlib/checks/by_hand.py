@@ -1,0 +1,119 @@
+"""The self-check of every by-hand exercise: each typed number right or not yet, never the expected value."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..exercises import registry
+from .runner import ByHandResult, _safe_text
+
+__all__ = ["check_by_hand"]
+
+
+#: Differences up to which a typed number counts as "close" (rounded too early or too coarsely), not as wrong.
+_CLOSE = 0.0051
+
+
+def _by_hand_expected(exercise: str, seed: int | None) -> dict[str, Any]:
+    known = [n for n, e in registry.EXERCISES.items() if e.kind == "by-hand"]
+    if not isinstance(exercise, str) or exercise not in known:
+        raise ValueError(f"exercise must be a by-hand exercise, one of {known}; got {exercise!r}")
+    return registry.answers(registry.variant(exercise, seed))
+
+
+def _typed_entries(name: str, typed: Any, want: np.ndarray) -> list[tuple[str, Any]] | str:
+    """The typed value as ``(label, entry)`` pairs in the expected shape, or a message saying why it is not."""
+    if isinstance(typed, str):
+        return (
+            f"{name} is the text {_safe_text(typed, 40)!r}, not a number: "
+            "type the number itself, without quotes (a fraction such as 5/8 is fine)."
+        )
+    try:
+        arr = np.array(typed, dtype=object)
+    except Exception:  # noqa: BLE001 - a ragged or odd value
+        arr = None
+    if arr is None or arr.shape != want.shape:
+        if want.ndim == 0:
+            return f"{name} should be a single number."
+        rows = f"{want.shape[0]} numbers" if want.ndim == 1 else f"{want.shape[0]} rows of {want.shape[1]} numbers"
+        return f"{name} should be a list of {rows}" + (f"; yours has shape {arr.shape}." if arr is not None and arr.ndim else ".")
+    out = []
+    for index in np.ndindex(want.shape):
+        label = name + "".join(f"[{i}]" for i in index)
+        out.append((label, arr[index]))
+    return out
+
+
+def _entry_verdict(label: str, value: Any, want: float) -> tuple[bool, str]:
+    """(right?, the line for it): right, or not yet with the reason; never the expected value."""
+    if isinstance(value, str):
+        return False, f"{label}: not yet; it is the text {_safe_text(value, 40)!r}. Type the number itself, without quotes."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        return False, f"{label}: not yet; it is {type(value).__name__}, not a number."
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False, f"{label}: not yet; it could not be read as a number."
+    shown = str(int(value)) if isinstance(value, (int, np.integer)) else _safe_text(float(value), 40)
+    if not np.isfinite(number):
+        return False, f"{label} = {shown}: not yet; type a finite number."
+    error = abs(number - want)
+    if error <= registry.TOLERANCE:
+        return True, f"{label} = {shown}: right."
+    if error <= _CLOSE and error <= max(abs(want), 1.0):
+        return False, f"{label} = {shown}: not yet, but close. Give it exactly, or to four decimals, and round only at the end."
+    if want != 0 and abs(number + want) <= registry.TOLERANCE:
+        return False, f"{label} = {shown}: not yet; check the sign."
+    return False, f"{label} = {shown}: not yet."
+
+
+def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose: bool = True) -> ByHandResult:
+    """Check the numbers typed for a by-hand exercise: each entry right or not yet, never the expected value.
+
+    ``answers`` maps the answer cell's names to what was typed; in a
+    notebook, pass ``globals()``. Each number is compared with attnlib's
+    answer for the same inputs (the student's own with ``seed``) within
+    the four decimals the exercises ask for, the tolerance the grader uses.
+    A number that is off by a little more (rounded too coarsely or too
+    early) is called close; a number typed as text is named as such.
+
+    Examples
+    --------
+    >>> check_by_hand("4.1", {"o_by_hand": [5 / 8, 3 / 8]}, verbose=False).passed
+    True
+    >>> _ = check_by_hand("4.1", {"o_by_hand": [0.625, 0.38]})
+    NOT YET 4.1 (o_by_hand): 1 of 2 entries right.
+      o_by_hand[0] = 0.625: right.
+      o_by_hand[1] = 0.38: not yet, but close. Give it exactly, or to four decimals, and round only at the end.
+    >>> check_by_hand("4.1", {}, verbose=False).entries
+    ('o_by_hand is not defined yet: type it in the answer cell above and run that cell.',)
+    """
+    expected = _by_hand_expected(exercise, seed)
+    if not hasattr(answers, "get") or not hasattr(answers, "__contains__"):
+        raise TypeError(f"answers must be a mapping from names to typed values (in a notebook, globals()); got {type(answers).__name__}")
+    name = f"{exercise} ({', '.join(expected)})"
+    entries: list[str] = []
+    n_cases = n_right = 0
+    for key, want_raw in expected.items():
+        want = np.asarray(want_raw, dtype=float)
+        if key not in answers:
+            n_cases += want.size
+            entries.append(f"{key} is not defined yet: type it in the answer cell above and run that cell.")
+            continue
+        typed = _typed_entries(key, answers[key], want)
+        if isinstance(typed, str):
+            n_cases += want.size
+            entries.append(typed)
+            continue
+        for (label, value), w in zip(typed, want.ravel()):
+            ok, line = _entry_verdict(label, value, float(w))
+            n_cases += 1
+            n_right += ok
+            entries.append(line)
+    result = ByHandResult(name, n_cases, n_right, tuple(e for e in entries if not e.endswith(": right.")), (), tuple(entries))
+    if verbose:
+        print(result.report())
+    return result

@@ -1,0 +1,66 @@
+"""Chapter 7's exercises (why the scale matters): their variants, answers and self-checks.
+
+Every exercise of the chapter that has variants is one :class:`~attnlib.exercises.registry.Exercise`
+registered at the bottom of this module: its ``draw`` (the inputs for a seed),
+``well_posed``, and the ``answer`` of a by-hand exercise or the ``calls``,
+``reference`` and ``own`` functions of an implement exercise. The self-checks
+(``check_*``) are re-exported by :mod:`attnlib.checks`, the draw functions by
+:mod:`attnlib.variants`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import (
+    running_example,
+    softmax,
+)
+from .registry import (
+    Exercise,
+    Variant,
+    answers,  # noqa: F401 (the doctests use it)
+    by_hand_tokens,
+    drawn,
+    register,
+    require,
+    rounded,
+    tokens,
+)
+
+__all__ = ["unscaled_row_by_hand", "large_head_prediction"]
+
+
+def unscaled_row_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 7.1: tokens ``X`` (halves); token 1's unscaled scores ``X[0] X^T`` go through a softmax.
+
+    Examples
+    --------
+    >>> v = unscaled_row_by_hand()
+    >>> v.scores.tolist(), answers(v)
+    ([1.0, 0.0, 0.5], {'unscaled_row': [0.5065, 0.1863, 0.3072]})
+    """
+
+    def with_scores(X: np.ndarray) -> dict[str, Any]:
+        return {"X": X, "scores": X @ X[0]}
+
+    return drawn(seed, "7.1", with_scores(running_example()), lambda rng: with_scores(tokens(rng)))
+
+
+def _well_posed_7_1(v: Variant) -> None:
+    by_hand_tokens(v)
+    s = np.sort(v.scores)
+    require(bool(np.all(np.diff(s) >= 0.25)) and np.abs(s).max() <= 4, v, "token 1's scores must differ (a clear top weight)")
+
+
+def large_head_prediction(seed: int | None = None) -> Variant:
+    """Exercise 7.2: the large head size ``d_k`` whose unscaled rows are to be predicted."""
+    return drawn(seed, "7.2", {"d_k": 128}, lambda rng: {"d_k": int(rng.choice([64, 128, 256, 512]))})
+
+
+# --- the registry ---
+
+register(Exercise("7.1", "by-hand", unscaled_row_by_hand, _well_posed_7_1, answer=lambda v: {"unscaled_row": rounded(softmax(v.scores))}))
+register(Exercise("7.2", "predict", large_head_prediction, lambda v: require(v.d_k >= 32, v, "the head must be large")))

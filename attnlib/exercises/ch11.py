@@ -1,0 +1,129 @@
+"""Chapter 11's exercises (positions): their variants, answers and self-checks.
+
+Every exercise of the chapter that has variants is one :class:`~attnlib.exercises.registry.Exercise`
+registered at the bottom of this module: its ``draw`` (the inputs for a seed),
+``well_posed``, and the ``answer`` of a by-hand exercise or the ``calls``,
+``reference`` and ``own`` functions of an implement exercise. The self-checks
+(``check_*``) are re-exported by :mod:`attnlib.checks`, the draw functions by
+:mod:`attnlib.variants`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..checks.runner import (
+    CheckResult,
+    _Case,
+    _Notation,
+    _run,
+    _same,
+)
+from ..positional import positional_frequencies, sinusoidal_encoding
+from .registry import (
+    Exercise,
+    Variant,
+    answers,  # noqa: F401 (the doctests use it)
+    drawn,
+    finite_inputs,
+    implement_draw,
+    register,
+    require,
+    rounded,
+    variant,
+)
+
+__all__ = ["position_pair_by_hand", "check_sinusoidal_encoding"]
+
+
+def position_pair_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 11.1: a position ``t`` whose first pair ``(sin t, cos t)`` is asked for.
+
+    Examples
+    --------
+    >>> answers(position_pair_by_hand())
+    {'pe3_first_pair': [0.1411, -0.99]}
+    """
+    return drawn(seed, "11.1", {"t": 3}, lambda rng: {"t": int(rng.integers(1, 10))})
+
+
+def _table_11_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
+    return {"n_positions": int(rng.integers(10, 129)), "d_model": 2 * int(rng.integers(2, 33))}
+
+
+# --- self-checks ---
+
+
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
+    """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
+
+    ``PE[t, 2i] = sin(t / 10000^(2i/d_model))``, ``PE[t, 2i+1] = cos(...)`` with
+    positions ``t = 0 .. n_positions-1``.
+
+    Examples
+    --------
+    >>> check_sinusoidal_encoding(sinusoidal_encoding, verbose=False).passed
+    True
+    """
+    cases = []
+    mine = None if seed is None else variant("11.2", seed)
+    own = () if mine is None else ((mine.n_positions, mine.d_model),)
+    for n, d in ((3, 2), (1, 4), (6, 8), (50, 16), (4, 5), *own):
+        want = sinusoidal_encoding(n, d)
+        t = np.arange(n)[:, None]
+        i = np.arange((d + 1) // 2)[None, :]  # pairs; with an odd d_model the last one has only its sine column
+        angles = t * positional_frequencies(d)[None, :]
+        swapped = np.empty_like(want)
+        swapped[:, 0::2], swapped[:, 1::2] = np.cos(angles), np.sin(angles[:, : d // 2])
+        wrong_exp = np.empty_like(want)
+        wrong_exp[:, 0::2] = np.sin(t / 10000 ** (i / d))
+        wrong_exp[:, 1::2] = np.cos(t / 10000 ** (i / d))[:, : d // 2]
+        shifted = sinusoidal_encoding(n + 1, d)[1:]
+        halves = np.concatenate([want[:, 0::2], want[:, 1::2]], axis=1)
+        mistakes = (
+            (swapped, "sine and cosine are swapped: even columns (0, 2, ...) hold the sine."),
+            (wrong_exp, "the exponent should be 2i/d_model, where i counts sine/cosine PAIRS."),
+            (shifted, "positions start at t = 0, not 1."),
+            (halves, "all sines then all cosines: interleave them (sine in column 2i, cosine in column 2i+1)."),
+        )
+        label = "a single position" if n == 1 else f"{n} positions, d_model = {d}" + (" (odd)" if d % 2 else "")
+        cases.append(
+            _Case(
+                label,
+                (n, d),
+                want,
+                tuple(m for m in mistakes if not _same(m[0], want)),
+                "Column pair i uses the frequency 1/10000^(2i/d_model)."
+                + (" With an odd d_model the last column is a sine without its cosine partner." if d % 2 else ""),
+            )
+        )
+    return _run("sinusoidal_encoding", fn, cases, verbose, _Notation(("n_positions", "d_model")))
+
+
+# --- the registry ---
+
+register(
+    Exercise(
+        "11.1",
+        "by-hand",
+        position_pair_by_hand,
+        lambda v: require(1 <= v.t <= 9, v, "t must be a small positive position"),
+        answer=lambda v: {"pe3_first_pair": rounded(sinusoidal_encoding(v.t + 1, 2)[v.t])},
+    )
+)
+register(
+    Exercise(
+        "11.2",
+        "implement",
+        implement_draw("11.2", 112, _table_11_2),
+        finite_inputs,
+        function="my_sinusoidal_encoding",
+        calls=lambda v: [(v.n_positions, v.d_model), (128, 64)],
+        reference=sinusoidal_encoding,
+        own=(sinusoidal_encoding,),
+        check=check_sinusoidal_encoding,
+    )
+)

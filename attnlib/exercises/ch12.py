@@ -1,0 +1,61 @@
+"""Chapter 12's exercises (retrieval): their variants, answers and self-checks.
+
+Every exercise of the chapter that has variants is one :class:`~attnlib.exercises.registry.Exercise`
+registered at the bottom of this module: its ``draw`` (the inputs for a seed),
+``well_posed``, and the ``answer`` of a by-hand exercise or the ``calls``,
+``reference`` and ``own`` functions of an implement exercise. The self-checks
+(``check_*``) are re-exported by :mod:`attnlib.checks`, the draw functions by
+:mod:`attnlib.variants`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import retrieval
+from .registry import (
+    Exercise,
+    Variant,
+    answers,  # noqa: F401 (the doctests use it)
+    drawn,
+    int_matrix,
+    is_grid,
+    register,
+    require,
+    rounded,
+)
+
+__all__ = ["retrieval_by_hand"]
+
+
+def retrieval_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 12.1: a query's scores over two stored items and the items' values.
+
+    Examples
+    --------
+    >>> answers(retrieval_by_hand())
+    {'weights_by_hand': [0.8808, 0.1192], 'output_by_hand': [0.8808, 0.1192]}
+    """
+
+    def make(rng: np.random.Generator) -> dict[str, Any]:
+        scores = rng.choice(np.arange(-1, 4), size=2, replace=False).astype(float)
+        return {"scores": scores, "values": int_matrix(rng)}
+
+    return drawn(seed, "12.1", {"scores": np.array([2.0, 0.0]), "values": np.eye(2)}, make)
+
+
+def _well_posed_12_1(v: Variant) -> None:
+    require(is_grid(v.scores, 1) and v.scores[0] != v.scores[1], v, "scores must be distinct integers (no tie)")
+    require(is_grid(v.values, 1) and len({tuple(r) for r in v.values.tolist()}) == 2, v, "values must be distinct integer rows")
+
+
+def _answer_12_1(v: Variant) -> dict[str, Any]:
+    r = retrieval.retrieve([v.scores], v.values)
+    return {"weights_by_hand": rounded(r.weights[0]), "output_by_hand": rounded(r.output[0])}
+
+
+# --- the registry ---
+
+register(Exercise("12.1", "by-hand", retrieval_by_hand, _well_posed_12_1, answer=_answer_12_1))

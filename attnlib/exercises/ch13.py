@@ -1,0 +1,75 @@
+"""Chapter 13's exercises (cost): their variants, answers and self-checks.
+
+Every exercise of the chapter that has variants is one :class:`~attnlib.exercises.registry.Exercise`
+registered at the bottom of this module: its ``draw`` (the inputs for a seed),
+``well_posed``, and the ``answer`` of a by-hand exercise or the ``calls``,
+``reference`` and ``own`` functions of an implement exercise. The self-checks
+(``check_*``) are re-exported by :mod:`attnlib.checks`, the draw functions by
+:mod:`attnlib.variants`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import cost
+from .registry import (
+    Exercise,
+    Variant,
+    answers,  # noqa: F401 (the doctests use it)
+    drawn,
+    register,
+    require,
+)
+
+__all__ = ["score_memory_by_hand", "memory_budget_by_hand"]
+
+
+def score_memory_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 13.1: a sequence length ``n`` (a power of two) for one float32 score matrix.
+
+    Examples
+    --------
+    >>> answers(score_memory_by_hand())
+    {'score_bytes': 16777216, 'score_mib': 16.0}
+    """
+    return drawn(seed, "13.1", {"n": 2048}, lambda rng: {"n": int(2 ** rng.integers(9, 15))})
+
+
+def memory_budget_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 13.2: a memory budget of ``2**budget_log2`` bytes for one float32 score matrix.
+
+    Examples
+    --------
+    >>> answers(memory_budget_by_hand())
+    {'n_for_budget': 16384}
+    """
+    return drawn(seed, "13.2", {"budget_log2": 30}, lambda rng: {"budget_log2": int(rng.choice([24, 26, 28, 30, 32, 34]))})
+
+
+def _answer_13_1(v: Variant) -> dict[str, Any]:
+    b = cost.score_matrix_bytes(v.n)
+    return {"score_bytes": b, "score_mib": b / 2**20}
+
+
+# --- the registry ---
+
+register(
+    Exercise(
+        "13.1",
+        "by-hand",
+        score_memory_by_hand,
+        lambda v: require(v.n & (v.n - 1) == 0 and v.n >= 256, v, "n must be a power of two"),
+        answer=_answer_13_1,
+    )
+)
+register(
+    Exercise(
+        "13.2",
+        "by-hand",
+        memory_budget_by_hand,
+        lambda v: require(v.budget_log2 % 2 == 0 and v.budget_log2 >= 4, v, "the budget must be an even power of two"),
+        answer=lambda v: {"n_for_budget": math.isqrt(2**v.budget_log2 // cost.score_matrix_bytes(1))},
+    )
+)

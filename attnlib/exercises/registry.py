@@ -1,0 +1,423 @@
+"""The registry of exercises with per-student variants: one :class:`Exercise` per exercise.
+
+An entry holds everything the book, the self-checks and the grader need to
+know about one exercise, in one place: how its inputs are drawn from a seed
+(``draw``), the model answers of a by-hand exercise (``answer``), what makes a
+variant a fair question (``well_posed``), and for an implement exercise the
+calls the grader makes (``calls``), attnlib's reference (``reference``) and
+attnlib's own functions that the student's function may not call (``own``).
+Each chapter's exercises are registered in ``attnlib/exercises/chNN.py`` with
+:func:`register`; :mod:`attnlib.variants` is the public face of this module.
+
+The seed of a student comes from :func:`student_seed`, an HMAC-SHA256 of the
+student id and the assignment name under a key; :func:`route_key` derives
+that key from the course's one secret, separately for every assignment and
+release route, so a key that travels with one assignment's copy reveals
+nothing about another assignment or the other route.
+
+Examples
+--------
+>>> v = variant("6.1")
+>>> v.X.tolist(), v.W_V.tolist()
+([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], [[1.0, 0.0], [0.0, 1.0]])
+>>> answers(v)
+{'o3_by_hand': [0.5, 0.5]}
+>>> mine = variant("6.1", student_seed("s001", "ch06", key="course key"))
+>>> check_well_posed(mine)
+>>> mine.seed == student_seed("s001", "ch06", key="course key")
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validate import as_seed
+
+__all__ = [
+    "Variant",
+    "Exercise",
+    "EXERCISES",
+    "KINDS",
+    "ROUTES",
+    "register",
+    "variant",
+    "answers",
+    "check_well_posed",
+    "agrees",
+    "student_seed",
+    "route_key",
+    "current_user",
+    "DECIMALS",
+    "TOLERANCE",
+]
+
+#: Decimals a by-hand answer is typed with, and the tolerance that allows for it.
+DECIMALS = 4
+TOLERANCE = 5e-4
+
+#: The kinds of exercise. "by-hand": typed numbers, graded against ``answer``; "implement": a function,
+#: graded on ``calls`` against ``reference``; "measured": a typed estimate, graded by a relative
+#: tolerance (``judge``); "predict": graded by hand, only the numbers in the question vary.
+KINDS = ("by-hand", "implement", "measured", "predict")
+
+#: The ways a course hands out an assignment; each has its own key (see :func:`route_key`).
+ROUTES = ("files", "exchange")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The inputs of one exercise for one seed.
+
+    Attributes
+    ----------
+    exercise:
+        The exercise number, for example ``"6.1"``.
+    seed:
+        The seed it was drawn from (``None``: the book's own numbers).
+    inputs:
+        Name -> value (numpy arrays, ints, floats). Also readable as
+        attributes: ``v.X`` is ``v.inputs["X"]``.
+    """
+
+    exercise: str
+    seed: int | None
+    inputs: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        inputs = object.__getattribute__(self, "inputs")
+        if name in inputs:
+            return inputs[name]
+        raise AttributeError(f"exercise {self.exercise} has no input {name!r}; it has {sorted(inputs)}")
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise with variants, everything about it in one entry.
+
+    Attributes
+    ----------
+    number:
+        ``"9.1"``: chapter and exercise.
+    kind:
+        One of :data:`KINDS`.
+    draw:
+        ``seed -> Variant``: the book's inputs for ``None``, a student's for an int.
+        Build it with :func:`attnlib.exercises.registry.drawn`, which retries until ``well_posed`` passes.
+    well_posed:
+        ``Variant -> None``, raising ValueError (use :func:`require`) when a variant is not a fair question.
+    answer:
+        By-hand and measured: ``Variant -> {name: value}``, the names the answer cell defines
+        and attnlib's answers for them (rounded to :data:`DECIMALS` as a student types them).
+    function:
+        Implement: the name of the function the student writes (``"my_causal_mask"``).
+    calls:
+        Implement: ``Variant -> list of argument tuples`` the grader calls the student's function with.
+    reference:
+        Implement: attnlib's answer for one call, ``reference(*args)``.
+    own:
+        Implement: attnlib's functions that compute the answer themselves; a submitted function
+        that is one of them, or calls one of them at any depth, is rejected.
+    judge:
+        Optional ``(Variant, handed_in) -> list of failure messages`` replacing the default
+        comparison (by-hand: :func:`agrees` per name; implement: ``reference`` per call).
+    check:
+        Implement: the visible self-check (``checks.check_causal_mask``), if any.
+    exact_zero:
+        Implement: where the reference is exactly 0 (a masked key), the result must be exactly 0 too.
+    """
+
+    number: str
+    kind: str
+    draw: Callable[[int | None], Variant]
+    well_posed: Callable[[Variant], None] = lambda v: None
+    answer: Callable[[Variant], dict[str, Any]] | None = None
+    function: str | None = None
+    calls: Callable[[Variant], list[tuple[Any, ...]]] | None = None
+    reference: Callable[..., Any] | None = None
+    own: tuple[Callable[..., Any], ...] = field(default_factory=tuple)
+    judge: Callable[[Variant, Any], list[str]] | None = None
+    check: Callable[..., Any] | None = None
+    exact_zero: bool = False
+
+    @property
+    def chapter(self) -> int:
+        return int(self.number.split(".")[0])
+
+    @property
+    def assignment(self) -> str:
+        """The nbgrader assignment it belongs to, ``"ch09"``."""
+        return f"ch{self.chapter:02d}"
+
+    @property
+    def test_id(self) -> str:
+        """grade_id of its autograded test cell (of its written answer for "predict")."""
+        k = self.number.split(".")[1]
+        return f"{self.assignment}-ex{k}-" + ("written" if self.kind == "predict" else "test")
+
+    @property
+    def graded_outside(self) -> bool:
+        """Whether the grader judges it in its own process (every kind but "predict")."""
+        return self.kind != "predict"
+
+
+#: Exercise number -> its entry, in the order the chapters register them.
+EXERCISES: dict[str, Exercise] = {}
+
+
+def register(exercise: Exercise) -> Exercise:
+    """Add one exercise to :data:`EXERCISES` (each chapter module calls this once per exercise).
+
+    Examples
+    --------
+    >>> register(EXERCISES["6.1"])
+    Traceback (most recent call last):
+    ...
+    ValueError: exercise 6.1 is registered twice
+    """
+    if exercise.kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {exercise.kind!r}")
+    if exercise.number in EXERCISES:
+        raise ValueError(f"exercise {exercise.number} is registered twice")
+    if exercise.kind in ("by-hand", "measured") and exercise.answer is None:
+        raise ValueError(f"exercise {exercise.number}: a {exercise.kind} exercise needs an answer function")
+    if exercise.kind == "implement" and not (exercise.function and exercise.calls and exercise.reference):
+        raise ValueError(f"exercise {exercise.number}: an implement exercise needs function, calls and reference")
+    EXERCISES[exercise.number] = exercise
+    return exercise
+
+
+def _entry(number: Any) -> Exercise:
+    if number not in EXERCISES:
+        raise ValueError(f"exercise must be one of the exercises with variants, got {number!r}")
+    return EXERCISES[number]
+
+
+def variant(exercise: str, seed: int | None = None) -> Variant:
+    """The inputs of exercise ``exercise`` (for example ``"9.1"``) for ``seed``.
+
+    Examples
+    --------
+    >>> variant("11.1").t
+    3
+    >>> variant("1.9")
+    Traceback (most recent call last):
+    ...
+    ValueError: exercise must be one of the exercises with variants, got '1.9'
+    """
+    return _entry(exercise).draw(seed)
+
+
+def answers(v: Variant) -> dict[str, Any]:
+    """The model answers of a by-hand (or measured) exercise, computed by attnlib from the variant's inputs.
+
+    Keys are the names the answer cell defines; numbers are rounded to four
+    decimals, as a student would type them (integers stay integers).
+    """
+    entry = EXERCISES.get(v.exercise)
+    if entry is None:
+        raise ValueError(f"unknown exercise {v.exercise!r}")
+    if entry.answer is None:
+        raise ValueError(f"exercise {v.exercise} has no by-hand answer (it is {entry.kind})")
+    return entry.answer(v)
+
+
+def check_well_posed(v: Variant) -> None:
+    """Raise ValueError if the variant ``v`` is not a fair question (its exercise's ``well_posed``)."""
+    _entry(v.exercise).well_posed(v)
+
+
+def agrees(given: Any, expected: Any) -> bool:
+    """Whether a typed answer ``given`` matches ``expected`` (same shape, within ``TOLERANCE``).
+
+    Examples
+    --------
+    >>> agrees([0.5875, 0, 0.4125], [0.58754, 0.0, 0.41246]), agrees([0.5, 0.5], [0.5, 0.5, 0.0])
+    (True, False)
+    """
+    try:
+        g, e = np.asarray(given, dtype=float), np.asarray(expected, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return g.shape == e.shape and bool(np.allclose(g, e, rtol=0, atol=TOLERANCE))
+
+
+# --- seeds and keys ---------------------------------------------------------------------------
+
+
+def _nonempty(**values: Any) -> None:
+    for name, value in values.items():
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+
+
+def student_seed(student_id: str, assignment: str, key: str) -> int:
+    """The seed of one student for one assignment: HMAC-SHA256 under ``key``.
+
+    The same three strings always give the same seed in ``[0, 2**31)``; a
+    different key (another course, another term, another route) gives other numbers.
+
+    Examples
+    --------
+    >>> student_seed("s001", "ch06", key="k") == student_seed("s001", "ch06", key="k")
+    True
+    >>> student_seed("s001", "ch06", key="k") != student_seed("s002", "ch06", key="k")
+    True
+    >>> student_seed("", "ch06", key="k")
+    Traceback (most recent call last):
+    ...
+    ValueError: student_id must be a non-empty string, got ''
+    """
+    _nonempty(student_id=student_id, assignment=assignment, key=key)
+    digest = hmac.new(key.encode(), f"{assignment}\x00{student_id}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def route_key(secret: str, assignment: str, route: str) -> str:
+    """The key of one assignment on one release route, derived from the course's secret.
+
+    An HMAC-SHA256 of ``route`` and ``assignment`` under ``secret``, as 64 hex
+    digits. The exchange copy of an assignment carries its key in clear; from
+    it nobody can compute the secret, nor the key of another assignment or of
+    the per-student files.
+
+    Examples
+    --------
+    >>> k = route_key("secret", "ch09", "exchange")
+    >>> len(k), k == route_key("secret", "ch09", "files"), k == route_key("secret", "ch06", "exchange")
+    (64, False, False)
+    >>> route_key("secret", "ch09", "email")
+    Traceback (most recent call last):
+    ...
+    ValueError: route must be one of ('files', 'exchange'), got 'email'
+    """
+    _nonempty(secret=secret, assignment=assignment)
+    if route not in ROUTES:
+        raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
+    return hmac.new(secret.encode(), f"route\x00{route}\x00{assignment}".encode(), hashlib.sha256).hexdigest()
+
+
+def current_user() -> str:
+    """The user name nbgrader's exchange files a submission under: nbgrader's own rule.
+
+    nbgrader (``nbgrader.utils.get_username``) takes the name of the account
+    the process runs as (not the ``USER`` or ``LOGNAME`` variables, which
+    ``getpass`` would read), except in JupyterHub's standard containers,
+    where everyone is ``jovyan`` and ``JUPYTERHUB_USER`` names the student.
+    When nbgrader is installed its function is used, so the two cannot differ.
+    """
+    try:
+        from nbgrader.utils import get_username
+    except ImportError:  # a reader without nbgrader: the same rule
+        import getpass
+
+        try:
+            import pwd
+
+            name = pwd.getpwuid(os.getuid())[0]
+        except (ImportError, KeyError, AttributeError):  # Windows, or an account without a name
+            name = getpass.getuser()
+        return os.environ.get("JUPYTERHUB_USER", "jovyan") if name == "jovyan" else name
+    return str(get_username())
+
+
+# --- building blocks for the chapters' draw and well_posed functions ----------------------------
+
+
+def rng_for(seed: int | None, exercise: str, book_seed: int = 0) -> np.random.Generator:
+    """A generator for one exercise; exercises of one seed get independent streams."""
+    if seed is None:
+        return np.random.default_rng(book_seed)
+    major, minor = (int(p) for p in exercise.split("."))
+    return np.random.default_rng([as_seed("seed", seed), major, minor])
+
+
+def drawn(seed: int | None, exercise: str, book: dict[str, Any], make: Callable[[np.random.Generator], dict[str, Any]]) -> Variant:
+    """The book's inputs ``book`` for ``seed=None``, else the first well-posed draw of ``make``."""
+    if seed is None:
+        out = Variant(exercise, None, book)
+        check_well_posed(out)
+        return out
+    rng = rng_for(seed, exercise)
+    for _ in range(1000):
+        out = Variant(exercise, as_seed("seed", seed), make(rng))
+        try:
+            check_well_posed(out)
+        except ValueError:
+            continue
+        return out
+    raise RuntimeError(f"no well-posed variant of exercise {exercise} for seed {seed}")  # pragma: no cover
+
+
+def implement_draw(
+    exercise: str, book_seed: int, make: Callable[[np.random.Generator, tuple[int, ...]], dict[str, Any]]
+) -> Callable[[int | None], Variant]:
+    """The ``draw`` of an implement exercise: five sizes in 2..8, then ``make(rng, sizes)``.
+
+    ``seed=None`` uses the fixed generator ``book_seed``, a seed its own stream.
+    """
+
+    def draw(seed: int | None = None) -> Variant:
+        rng = np.random.default_rng(book_seed) if seed is None else rng_for(seed, exercise)
+        sizes = tuple(int(x) for x in rng.integers(2, 9, size=5))
+        out = Variant(exercise, None if seed is None else as_seed("seed", seed), make(rng, sizes))
+        check_well_posed(out)
+        return out
+
+    draw.__name__ = f"implement_{exercise.replace('.', '_')}"
+    return draw
+
+
+def require(ok: bool, v: Variant, why: str) -> None:
+    """Raise ValueError naming the exercise and seed unless ``ok``."""
+    if not ok:
+        raise ValueError(f"exercise {v.exercise}, seed {v.seed}: {why}")
+
+
+def is_grid(x: Any, step: float) -> bool:
+    """Whether every entry is a multiple of ``step`` (numbers a student handles by hand)."""
+    a = np.asarray(x, dtype=float) / step
+    return bool(np.all(np.isfinite(a)) and np.allclose(a, np.round(a)))
+
+
+def finite_inputs(v: Variant) -> None:
+    """The well-posedness of an implement exercise: finite arrays, no mask row that forbids every key."""
+    arrays = [np.asarray(x, dtype=float) for x in v.inputs.values() if isinstance(x, np.ndarray)]
+    require(all(np.all(np.isfinite(a)) for a in arrays), v, "inputs must be finite")
+    if "allowed" in v.inputs:
+        require(bool(np.asarray(v.allowed).any(axis=1).all()), v, "a row of the mask forbids every key")
+
+
+def rounded(x: Any) -> Any:
+    """What a student types: numbers to DECIMALS places, as plain Python numbers and lists."""
+    arr = np.round(np.asarray(x, dtype=float), DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return arr.tolist()
+
+
+HALVES = np.arange(-2, 5) / 2  # -1, -0.5, 0, ..., 2: entries of by-hand tokens
+SMALL_INTS = np.arange(-1, 3)  # -1, 0, 1, 2: entries of by-hand projections
+
+
+def tokens(rng: np.random.Generator) -> np.ndarray:
+    """Three tokens of two entries, halves between -1 and 2."""
+    return rng.choice(HALVES, size=(3, 2))
+
+
+def int_matrix(rng: np.random.Generator, shape: tuple[int, int] = (2, 2)) -> np.ndarray:
+    """A small integer matrix (entries -1 to 2)."""
+    return rng.choice(SMALL_INTS, size=shape).astype(float)
+
+
+def by_hand_tokens(v: Variant) -> None:
+    """Well-posed tokens ``v.X``: halves between -1 and 2, none all zero, no two equal."""
+    X = v.X
+    require(is_grid(X, 0.5) and np.abs(X).max() <= 2, v, "token entries must be halves between -1 and 2")
+    require(bool(np.all(np.abs(X).sum(axis=1) > 0)), v, "a token is all zeros")
+    require(len({tuple(r) for r in X.tolist()}) == 3, v, "two tokens are equal")
