@@ -44,6 +44,7 @@ CHAPTERS: tuple[str, ...] = (
     "ch13",
     "ch14",
     "ch15",
+    "ch17",
 )
 
 #: Chapter name -> its module.
