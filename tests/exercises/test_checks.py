@@ -58,6 +58,7 @@ RIGHT = {
     "check_sinusoidal_encoding": lambda n, d: attnlib.sinusoidal_encoding(n, d).tolist(),  # a list is accepted too
     "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
     "check_two_block_normaliser": good_two_block,
+    "check_previous_token_score": lambda W: float(np.mean(np.diag(np.asarray(W, dtype=float), k=-1))),
 }
 
 # (check, wrong implementation, a phrase its message must contain)
@@ -92,6 +93,8 @@ WRONG = [
     ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), _l1(a) + np.exp(b - max(a.max(), b.max())).sum()), "rescaling"),
     ("check_two_block_normaliser", lambda a, b: (b.max(), _l1(a) + np.exp(b - b.max()).sum()), "BOTH blocks"),
     ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), np.exp(np.concatenate([a, b])).sum()), "not of exp(s)"),
+    ("check_previous_token_score", lambda W: float(np.mean(np.diag(np.asarray(W)))), "main diagonal"),
+    ("check_previous_token_score", lambda W: float(np.diag(np.asarray(W), k=-1).sum()), "you summed"),
 ]
 
 

@@ -197,6 +197,7 @@ MISTAKES = [
     ("14.2", "check_softmax_backward", backward_unknown, ["A small case", "expected", "yours"], ["rowsum", "dA - ", "A * ("]),
     ("14.2", "check_softmax_backward", backward_first_term, ["second term"], ["rowsum"]),
     ("15.2", "check_two_block_normaliser", two_block_constant, ["Return the pair"], ["exp(m1 - m) +", "l1 * exp"]),
+    ("17.2", "check_previous_token_score", lambda W: float(np.diag(np.asarray(W), k=-1).sum()) / len(W), ["divide by n - 1"], ["np.diag"]),
 ]
 
 
@@ -215,7 +216,7 @@ def test_a_beginners_mistake_gets_a_message_that_teaches(exercise, check, fn, sa
 
 
 def test_every_implement_exercise_has_mistakes_in_the_table():
-    implement = {n for n, e in variants.EXERCISES.items() if e.kind == "implement"} | {"14.2", "15.2"}
+    implement = {n for n, e in variants.EXERCISES.items() if e.kind == "implement"} | {"14.2", "15.2", "17.2"}
     assert implement <= {m[0] for m in MISTAKES}
 
 

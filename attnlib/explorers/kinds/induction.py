@@ -13,6 +13,7 @@ Examples
 >>> from attnlib.induction import InductionModel
 >>> model = InductionModel(vocab_size=26, n_positions=48, d_model=8)
 >>> ex = induction_explorer(model.init(0), model)
+>>> ex.mode = "letters"
 >>> ex.text = "abcabc"
 >>> ex.result["labels"], len(ex.result["layers"])
 (['a', 'b', 'c', 'a', 'b', 'c'], 2)

@@ -95,9 +95,9 @@ export function inductionView(data, text, mode) {
   return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
 }
 
-const CELL = 7, GUTTER = 14;
+const SIZE = 310, GUTTER = 22;
 
-/** One attention map on a canvas (cividis colours from the style): 48 x 48 cells stay within a frame. */
+/** One attention map on a canvas of one size (cividis colours from the style): the cells shrink as tokens come, 48 x 48 still fit. */
 class MapView {
   constructor(name, caption, style) {
     this.style = style;
@@ -107,9 +107,10 @@ class MapView {
     this.box = el("figure", { class: "attnlib-map-box" }, this.caption, this.canvas, this.detail);
   }
 
-  update(M, labels, what, most) {
-    const n = M.length, c = this.canvas, size = GUTTER + CELL * Math.max(most, 1);
-    if (!this.ctx) {  // one size for the most tokens the model reads: no canvas is reallocated while typing
+  update(M, labels, what) {
+    const n = M.length, c = this.canvas, size = SIZE;
+    const CELL = Math.max(1, Math.min(22, Math.floor((SIZE - GUTTER) / Math.max(n, 1))));
+    if (!this.ctx) {  // one size whatever the number of tokens: no canvas is reallocated while typing
       const ratio = window.devicePixelRatio || 1;
       c.width = size * ratio; c.height = size * ratio;
       c.style.width = `${size}px`; c.style.height = `${size}px`;
@@ -129,13 +130,15 @@ class MapView {
       }
     }
     ctx.fillStyle = this.ink;
-    ctx.font = "7px sans-serif";
+    ctx.font = `${Math.min(10, CELL)}px sans-serif`;
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
-    for (let i = 0; i < n; i++) {
-      const t = labels[i].slice(0, 1);
+    for (let i = 0; i < n && CELL >= 5; i++) {
+      const t = CELL >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1);
       ctx.fillText(t, GUTTER + CELL * i + CELL / 2, GUTTER / 2);
-      ctx.fillText(t, GUTTER / 2, GUTTER + CELL * i + CELL / 2);
+      ctx.textAlign = "right";
+      ctx.fillText(t, GUTTER - 2, GUTTER + CELL * i + CELL / 2);
+      ctx.textAlign = "center";
     }
     c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
     const text = n ? describeRow(M[n - 1], labels, n - 1, this.style) : "no tokens";
@@ -216,7 +219,7 @@ function renderInduction({ model, el: host }) {
     if (select.value !== mode) select.value = mode;
     const r = inductionView(data, text, mode);
     L.message.show(read(model, "error", "") || (r.ids.length ? (r.cut ? `the model reads ${data.n_positions} tokens; the last ${r.cut} were left out` : "") : `no ${mode} in the text`));
-    for (const m of maps) m.view.update(r.ids.length ? r.layers[m.layer][m.h] : [], r.labels, m.what, data.n_positions || 48);
+    for (const m of maps) m.view.update(r.ids.length ? r.layers[m.layer][m.h] : [], r.labels, m.what);
     predictions.update(r);
     const f = (v) => formatValue(v, L.style);
     const last = r.ids.length - 1;
