@@ -23,7 +23,14 @@ front-end files and the time from navigation start to the first live explorer
 (``performance.mark("attnlib-first-live")`` in host.js).
 
 The goal of issue 10: median <= 4 ms and p95 <= 16 ms (one frame at 60 Hz) on the static page
-and in JupyterLab, <= 60 KB for all modules together. This script prints figures and writes
+and in JupyterLab, <= 60 KB for all modules together.
+
+**The induction explorer** (chapter 17, issue 27) is measured the same way on its own page and
+notebook: the text box holds 47 letters, and the key presses alternate a letter and Backspace, so
+every other press makes 48 tokens (the most the model reads); each press re-runs the model's
+forward pass in the page and redraws both layers' attention maps (48 x 48) and the predictions.
+The time is from the ``keydown`` in the text box to the views changed. Goal: p95 <= 16 ms at 48 tokens.
+This script prints figures and writes
 ``test-artifacts/explorer-speed.json``; it never fails on them.
 """
 
@@ -137,6 +144,80 @@ def page_load_to_live(context, url: str, loads: int = 5) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
+# the induction explorer (chapter 17): typing into its text box at 48 tokens
+
+INDUCTION_TEXT = "abcdefghijklmnopqrstuvwabcdefghijklmnopqrstuvw"[:47]
+INDUCTION_BOX = ".attnlib-live input.attnlib-text"
+
+
+def induction_explorer_html() -> str:
+    """The chapter's explorer (the trained model of seed 0) at 47 letters, as the web book embeds it."""
+    from attnlib import induction
+
+    ex = explorers.induction_explorer(induction.book_run(0).final_params, induction.book_model())
+    ex.mode = "letters"
+    ex.text = INDUCTION_TEXT
+    bundle = ex._repr_mimebundle_()
+    return (bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"]
+
+
+def induction_site(folder: Path) -> Path:
+    frontend.write_modules(folder / "_explorers")
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>induction explorer speed</title></head>'
+        f'<body><main style="max-width:900px">{induction_explorer_html()}</main>'
+        '<script type="module" src="_explorers/host.js"></script></body></html>'
+    )
+    (folder / "index.html").write_text(page)
+    return folder
+
+
+def type_keys(page, box: str, views: str, moves: int) -> list[float]:
+    """A letter, then Backspace, again and again (47 -> 48 -> 47 tokens), each after the previous press was drawn."""
+    problem = page.evaluate(INSTALL_JS, [box, views])
+    assert not problem, problem
+    page.locator(box).first.focus()
+    page.keyboard.press("End")
+    for k in range(moves + 2):
+        page.keyboard.press("x" if k % 2 == 0 else "Backspace")
+        page.wait_for_function("(n) => window.__bench.times.length >= n", arg=k + 1, timeout=30_000)
+    return page.evaluate("() => window.__bench.times")[2:]
+
+
+def measure_induction_static(context, base: str, moves: int) -> dict:
+    page = context.new_page()
+    page.goto(base + "index.html")
+    page.wait_for_function("() => document.querySelectorAll('.attnlib-mounted').length === 1")
+    out = summary(type_keys(page, INDUCTION_BOX, ".attnlib-live .attnlib-views", moves))
+    page.close()
+    return out
+
+
+def induction_notebook(path: Path) -> None:
+    cells = [
+        "from attnlib import induction\nfrom attnlib.explorers import induction_explorer\n"
+        "ex = induction_explorer(induction.book_run(0).final_params, induction.book_model())\n"
+        f"ex.mode = 'letters'\nex.text = {INDUCTION_TEXT!r}\nex",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+
+
+def measure_induction_lab(context, base: str, token: str, moves: int) -> dict:
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{base}/lab/tree/induction.ipynb?reset&token={token}")
+    page.wait_for_function(KERNEL_IDLE_JS)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 1")
+    page.wait_for_function(ALL_CELLS_RAN_JS)
+    out = summary(type_keys(page, INDUCTION_BOX, ".attnlib-live .attnlib-views", moves))
+    page.close()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
 # JupyterLab: the new explorers and today's (kernel-rendered) explorer in one notebook
 
 
@@ -216,6 +297,8 @@ def main() -> None:
             with serve(site) as base:
                 report["static"] = measure_static(context, base, args.moves)
                 report["load_to_live_ms"] = {"benchmark page": page_load_to_live(context, base + "index.html")}
+            with serve(induction_site(tmp / "induction-site")) as base:
+                report["induction"] = {"static": measure_induction_static(context, base, args.moves)}
             if args.book:
                 with serve(args.book) as base:
                     chapters = sorted(p.relative_to(args.book).as_posix() for p in args.book.glob("chapters/*.html"))
@@ -226,8 +309,10 @@ def main() -> None:
                 root = tmp / "lab-root"
                 root.mkdir()
                 bench_notebook(root / "bench.ipynb", old_widgets(tmp / "old"))
+                induction_notebook(root / "induction.ipynb")
                 with jupyterlab(root, tmp / "lab-home") as (lab_base, token):
                     report["jupyterlab"] = measure_lab(context, lab_base, token, args.moves)
+                    report["induction"]["jupyterlab"] = measure_induction_lab(context, lab_base, token, args.moves)
             report["blocked_requests"] = blocker.blocked
     print_report(report)
     out = ROOT / "test-artifacts"
@@ -249,6 +334,9 @@ def print_report(report: dict) -> None:
         for name, r in rows:
             ratio = f"{old['median_ms'] / r['median_ms']:.0f}x" if old and r is not old else ""
             print(f"{name + ', ' + label:<44}{r['median_ms']:>9.2f}{r['p95_ms']:>9.2f}{ratio:>26}")
+    print("\nInduction explorer: key press in the text box -> both attention maps and the predictions redrawn, 48 tokens (ms)")
+    for where, r in report.get("induction", {}).items():
+        print(f"{where:<44}{r['median_ms']:>9.2f}{r['p95_ms']:>9.2f}")
     b = report["bytes"]
     print(f"\nfront-end files served by the web book: {b['all_files_bytes']} bytes ({b['all_files_bytes'] / 1024:.1f} KiB), unminified")
     print("composed anywidget module per kind (bytes): " + ", ".join(f"{k} {v}" for k, v in b["composed_module_bytes"].items()))

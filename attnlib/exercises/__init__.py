@@ -45,6 +45,7 @@ CHAPTERS: tuple[str, ...] = (
     "ch14",
     "ch15",
     "ch16",  # issue 26: the Transformer block
+    "ch17",
 )
 
 #: Chapter name -> its module.

@@ -24,6 +24,7 @@ CHAPTER_WIDGETS = {
     "09": "mask_explorer",
     "11": "positional_explorer",
     "15": "block_memory_explorer",
+    "17": "induction_explorer",
 }
 
 

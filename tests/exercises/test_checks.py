@@ -64,6 +64,7 @@ RIGHT = {
     "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
     "check_two_block_normaliser": good_two_block,
     "check_layer_norm": good_layer_norm,  # issue 26
+    "check_previous_token_score": lambda W: float(np.mean(np.diag(np.asarray(W, dtype=float), k=-1))),
 }
 
 # (check, wrong implementation, a phrase its message must contain)
@@ -110,6 +111,8 @@ WRONG = [
         lambda X, g, b, eps: (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + eps),
         "left out the gain",
     ),
+    ("check_previous_token_score", lambda W: float(np.mean(np.diag(np.asarray(W)))), "main diagonal"),
+    ("check_previous_token_score", lambda W: float(np.diag(np.asarray(W), k=-1).sum()), "you summed"),
 ]
 
 

@@ -216,6 +216,7 @@ MISTAKES = [
     ("16.2", "check_layer_norm", layer_norm_eps_outside, ["inside the square root"], ["sqrt(var + eps) +"]),
     ("16.2", "check_layer_norm", layer_norm_no_eps, ["eps is missing", "constant row"], ["RuntimeWarning"]),
     ("16.2", "check_layer_norm", layer_norm_by_variance, ["standard deviation"], []),
+    ("17.2", "check_previous_token_score", lambda W: float(np.diag(np.asarray(W), k=-1).sum()) / len(W), ["divide by n - 1"], ["np.diag"]),
 ]
 
 
@@ -234,7 +235,7 @@ def test_a_beginners_mistake_gets_a_message_that_teaches(exercise, check, fn, sa
 
 
 def test_every_implement_exercise_has_mistakes_in_the_table():
-    implement = {n for n, e in variants.EXERCISES.items() if e.kind == "implement"} | {"14.2", "15.2"}
+    implement = {n for n, e in variants.EXERCISES.items() if e.kind == "implement"} | {"14.2", "15.2", "17.2"}
     assert implement <= {m[0] for m in MISTAKES}
 
 

@@ -97,6 +97,7 @@ GOOD = {
     "positional": {"position": 5, "d_model": 8},
     "training": {"step": 100},
     "blocks": {"n": 1024, "block_size": 256, "dtype": "bfloat16", "causal": True, "step": 2},
+    "induction": {"text": "a b c a b", "mode": "letters"},
 }
 
 #: Changes made before a good value is tried (the cells of the mask are used only by a custom mask).

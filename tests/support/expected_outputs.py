@@ -243,6 +243,16 @@ EXPECTED: dict[str, list[str]] = {
         "linear1.weight              (2048, 512)  W_1            (512, 2048)  transposed",
         "PyTorch: True = may NOT attend; attnlib's True = may attend (flip it)",
     ],
+    "17-induction-heads": [
+        "largest relative error against finite differences",
+        "(at most 1e-6: True)",
+        "parameters: 11,776",
+        "seeds with a repeated-half loss below 10% of the first half's: 10 of 10",
+        "K-composition is the largest of the three on 10 of 10 seeds",
+        "rows whose largest entry is on the diagonal: 32 of 32",
+        "raises the repeated-half loss above half of the first half's on 10 of 10 seeds",
+        "step of the drop, seed 0: 438",
+    ],
 }
 
 #: The cheat sheet (chapters/cheatsheet.ipynb, not a numbered chapter): its computed summary.

@@ -28,12 +28,13 @@ import math
 import re
 import warnings
 from collections import Counter
+from copy import deepcopy
 
 import numpy as np
 import pytest
 from support.paths import ARTIFACTS
 
-from attnlib import _memory, backward, blocked, explorers, measure, training, transformer
+from attnlib import _memory, backward, blocked, explorers, induction, measure, training, transformer
 from attnlib.core import attention, multi_head_parts
 from attnlib.explorers import reference_views, snapshot
 from attnlib.explorers.kinds.training import recorded_steps
@@ -267,6 +268,149 @@ def _square(x):
 
 
 #: label: (callable, good keyword arguments, {argument: kind}). Methods are called on a fresh instance.
+# ---- attnlib.induction (chapter 17) and its explorer: tiny models, a few steps ----------------------------------
+IND_MODEL = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+IND_PARAMS = IND_MODEL.init(0)
+IND_BATCH = induction.repeated_tokens(2, 5, (2, 3), seed=1)
+IND_EQUAL = induction.repeated_tokens(2, 5, 3, seed=1)
+IND_WEIGHTS = IND_MODEL.forward(IND_PARAMS, IND_BATCH).weights
+IND_EXPLORER_MODEL = induction.InductionModel(vocab_size=26, n_positions=48, d_model=4, n_heads=1)
+
+
+def _train_induction(model, params, optimizer, n_steps, n_sequences, half_lengths, probe, seed, chunk, final_lr):
+    """train_induction with a fresh copy of the optimizer on every call (Adam keeps its moments between calls)."""
+    fresh = deepcopy(optimizer) if isinstance(optimizer, training.Adam) else optimizer
+    return induction.train_induction(model, params, fresh, n_steps, n_sequences, half_lengths, probe, seed, chunk, final_lr)
+
+
+INDUCTION_SPECS = {
+    "induction.token_batch": (
+        induction.token_batch,
+        {"sequences": [[0, 1, 0, 1]], "vocab_size": 3, "halves": [2]},
+        {"sequences": "int_list", "vocab_size": "size", "halves": "any"},
+    ),
+    "induction.repeated_tokens": (
+        induction.repeated_tokens,
+        {"n_sequences": 2, "vocab_size": 5, "half_lengths": (2, 3), "seed": 0, "n_positions": None},
+        {"n_sequences": "size", "vocab_size": "size", "half_lengths": "any", "seed": "seed", "n_positions": "optional_size"},
+    ),
+    "induction.InductionModel": (
+        induction.InductionModel,
+        {"vocab_size": 5, "n_positions": 6, "d_model": 4, "n_heads": 2},
+        {"vocab_size": "size", "n_positions": "size", "d_model": "size", "n_heads": "size"},
+    ),
+    "induction.InductionModel.init": (
+        lambda seed, std: IND_MODEL.init(seed, std),
+        {"seed": 0, "std": None},
+        {"seed": "seed", "std": "optional_real"},
+    ),
+    "induction.InductionModel.shapes": (lambda: IND_MODEL.shapes(), {}, {}),
+    "induction.InductionModel.forward": (
+        lambda params, batch, ablate: IND_MODEL.forward(params, batch, ablate),
+        {"params": IND_PARAMS, "batch": IND_BATCH, "ablate": [(1, 0)]},
+        {"params": "params", "batch": "instance", "ablate": "any"},
+    ),
+    "induction.InductionModel.loss_and_gradients": (
+        lambda params, batch: IND_MODEL.loss_and_gradients(params, batch),
+        {"params": IND_PARAMS, "batch": IND_BATCH},
+        {"params": "params", "batch": "instance"},
+    ),
+    "induction.cross_entropy": (
+        induction.cross_entropy,
+        {"logits": np.zeros((3, 4)), "targets": [0, 1, -1]},
+        {"logits": "matrix", "targets": "any"},
+    ),
+    "induction.half_losses": (
+        induction.half_losses,
+        {"model": IND_MODEL, "params": IND_PARAMS, "batch": IND_BATCH, "ablate": ()},
+        {"model": "instance", "params": "params", "batch": "instance", "ablate": "any"},
+    ),
+    "induction.loss_by_position": (
+        induction.loss_by_position,
+        {"model": IND_MODEL, "params": IND_PARAMS, "batch": IND_EQUAL, "ablate": [(2, 1)]},
+        {"model": "instance", "params": "params", "batch": "instance", "ablate": "any"},
+    ),
+    "induction.train_induction": (
+        _train_induction,
+        {
+            "model": IND_MODEL,
+            "params": IND_PARAMS,
+            "optimizer": training.Adam(lr=0.01),
+            "n_steps": 2,
+            "n_sequences": 2,
+            "half_lengths": (2, 3),
+            "probe": IND_BATCH,
+            "seed": 0,
+            "chunk": 8,
+            "final_lr": None,
+        },
+        {
+            "model": "instance",
+            "params": "params",
+            "optimizer": "instance",
+            "n_steps": "size",
+            "n_sequences": "size",
+            "half_lengths": "any",
+            "probe": "instance",
+            "seed": "seed",
+            "chunk": "size",
+            "final_lr": "optional_real",
+        },
+    ),
+    "induction.drop_step": (
+        induction.drop_step,
+        {"first_half": np.full(30, 3.0), "second_half": np.linspace(3.0, 0.0, 30), "ratio": 0.5, "window": 5},
+        {"first_half": "matrix", "second_half": "matrix", "ratio": "real", "window": "size"},
+    ),
+    "induction.previous_token_score": (
+        induction.previous_token_score,
+        {"weights": IND_WEIGHTS[0], "batch": IND_BATCH},
+        {"weights": "matrix", "batch": "instance"},
+    ),
+    "induction.prefix_matching_score": (
+        induction.prefix_matching_score,
+        {"weights": IND_WEIGHTS[1], "batch": IND_BATCH},
+        {"weights": "matrix", "batch": "instance"},
+    ),
+    "induction.composition_score": (induction.composition_score, {"A": np.eye(3), "B": np.eye(3)}, {"A": "matrix", "B": "matrix"}),
+    "induction.composition_scores": (
+        induction.composition_scores,
+        {"model": IND_MODEL, "params": IND_PARAMS},
+        {"model": "instance", "params": "params"},
+    ),
+    "induction.token_key_composition": (
+        induction.token_key_composition,
+        {"model": IND_MODEL, "params": IND_PARAMS, "head1": 0, "head2": 1},
+        {"model": "instance", "params": "params", "head1": "index", "head2": "index"},
+    ),
+    "induction.letters_to_tokens": (
+        induction.letters_to_tokens,
+        {"text": "Ab ca", "vocab_size": 26},
+        {"text": "text", "vocab_size": "size"},
+    ),
+    "induction.words_to_tokens": (induction.words_to_tokens, {"text": "a b a", "vocab_size": 26}, {"text": "text", "vocab_size": "size"}),
+    "induction.token_letters": (induction.token_letters, {"ids": [0, 1, 30]}, {"ids": "int_list"}),
+    "induction.book_model": (induction.book_model, {}, {}),
+    "induction.book_probe": (induction.book_probe, {"half_lengths": 3, "n_sequences": 2}, {"half_lengths": "any", "n_sequences": "size"}),
+    # a few steps: the chapter's full runs take seconds each
+    # (None, the chapter's 1200 steps, becomes 2 here; every other value is passed on)
+    "induction.book_run": (
+        lambda seed, n_steps: induction.book_run(seed, 2 if n_steps is None else n_steps),
+        {"seed": 0, "n_steps": 2},
+        {"seed": "seed", "n_steps": "optional_size"},
+    ),
+    "induction.book_runs": (
+        lambda seeds, processes, n_steps: induction.book_runs(seeds, processes, 2 if n_steps is None else n_steps),
+        {"seeds": [0], "processes": 2, "n_steps": 2},
+        {"seeds": "int_list", "processes": "size", "n_steps": "optional_size"},
+    ),
+    "explorers.induction_explorer": (
+        explorers.induction_explorer,
+        {"params": IND_EXPLORER_MODEL.init(0), "model": IND_EXPLORER_MODEL},
+        {"params": "params", "model": "instance"},
+    ),
+}
+
 SPECS = {
     "backward.softmax_backward": (
         backward.softmax_backward,
@@ -561,7 +705,7 @@ SPECS = {
         f"explorers.{name}": (getattr(explorers, name), {}, {})
         # every factory but attention_explorer takes no argument (a new parameter fails the entry test below)
         for name in explorers.__all__
-        if name.endswith("_explorer") and name != "attention_explorer"
+        if name.endswith("_explorer") and name not in ("attention_explorer", "induction_explorer")
     },
     # --- issue 26: attnlib.transformer ---
     "transformer.layer_norm": (
@@ -620,6 +764,7 @@ SPECS = {
         {"n": "size", "d_model": "size", "n_heads": "size", "d_ff": "size"},
     ),
     # --- end of issue 26 ---
+    **INDUCTION_SPECS,
 }
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
@@ -642,6 +787,10 @@ RECORDS = {
     "ACTIVATIONS",
     "TORCH_NAMES",
     "DIFFERENCES_FROM_THE_PAPER",
+    "TokenBatch",
+    "InductionForward",
+    "InductionRun",
+    "BOOK",
 }
 #: The explorer classes: every trait of every kind is tried by tests/explorers/test_explorer_settings.py, and they are built
 #: here through their constructors (attention_explorer(...) and the others).
@@ -649,7 +798,12 @@ EXPLORER_CLASSES = {name for name in explorers.__all__ if name.endswith("Explore
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
 VARIADIC = {"args", "kwargs"}
 #: Kinds where a text of "nonsense" is a valid value (labels and titles are any text).
-TEXT_ANY = {("explorers.matrix_html", "title"), ("explorers.matrix_html", "name")}
+TEXT_ANY = {
+    ("explorers.matrix_html", "title"),
+    ("explorers.matrix_html", "name"),
+    ("induction.letters_to_tokens", "text"),
+    ("induction.words_to_tokens", "text"),
+}
 
 
 def _call(fn, kwargs):
@@ -757,6 +911,8 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
         "blocked.online_softmax_trace",
         "explorers.matrix_html",
         "transformer.encoder_layer_parts",  # its heads' AttentionResult holds -inf at masked scores, as core's does
+        "induction.InductionModel.forward",  # the masked scores of its layers are -inf (AttentionResult.scaled)
+        "induction.InductionModel.loss_and_gradients",
     )
     reference = judge(label, fn, dict(good), neg_inf_ok=neg_inf_ok)
     assert reference is not None, f"{label}: the good call was refused"
@@ -777,7 +933,7 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
 
 def test_every_public_callable_has_an_entry():
     missing, unlisted = [], []
-    for module in (backward, blocked, training, measure, explorers, transformer):
+    for module in (backward, blocked, training, measure, explorers, transformer, induction):
         short = module.__name__.split(".")[-1]
         for name in module.__all__:
             obj = getattr(module, name)

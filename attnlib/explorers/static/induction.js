@@ -1,0 +1,248 @@
+// The induction explorer (kind "induction", chapter 17): the two-layer attention-only model the chapter
+// trained (its weights come from attnlib as data), run in the page on the reader's own text. The forward
+// pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
+// golden cases of attnlib/explorers/kinds/induction.py.
+import { matmul } from "./compute.js";
+import { el, read, focusedLayout, listen, formatValue, saveSoon } from "./ui.js";
+
+const MODES = ["letters", "words"];
+const MAX_TEXT = 2000;
+
+/** Token ids and their texts, as attnlib.induction.letters_to_tokens / words_to_tokens make them. */
+export function inductionTokens(text, mode, vocab) {
+  const ids = [], labels = [];
+  const lower = text.toLowerCase();
+  const isLetter = (c) => c >= "a" && c <= "z";
+  if (mode === "letters") {
+    for (const c of lower) if (isLetter(c)) { ids.push((c.charCodeAt(0) - 97) % vocab); labels.push(c); }
+    return { ids, labels };
+  }
+  const seen = new Map();
+  let current = "";
+  const flush = () => {
+    if (!current) return;
+    if (!seen.has(current)) seen.set(current, seen.size % vocab);
+    ids.push(seen.get(current));
+    labels.push(current);
+    current = "";
+  };
+  for (const c of lower + " ") { if (isLetter(c)) current += c; else flush(); }
+  return { ids, labels };
+}
+
+/** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids. */
+export function inductionForward(data, ids) {
+  const n = ids.length, d = data.d_model, H = data.n_heads, dh = d / H, divisor = Math.sqrt(dh);
+  let x = ids.map((t, i) => data.E[t].map((v, c) => v + data.P[i][c]));
+  const weights = [];
+  for (const layer of [1, 2]) {
+    const Q = matmul(x, data[`W_Q${layer}`]), K = matmul(x, data[`W_K${layer}`]), V = matmul(x, data[`W_V${layer}`]);
+    const concat = Array.from({ length: n }, () => new Array(d).fill(0));
+    const heads = [];
+    for (let h = 0; h < H; h++) {
+      const c0 = h * dh, A = [];
+      for (let i = 0; i < n; i++) {
+        const s = new Array(n).fill(-Infinity);
+        let top = -Infinity;
+        for (let j = 0; j <= i; j++) {
+          let dot = 0;
+          for (let c = c0; c < c0 + dh; c++) dot += Q[i][c] * K[j][c];
+          s[j] = dot / divisor;
+          if (s[j] > top) top = s[j];
+        }
+        let sum = 0;
+        const e = s.map((v) => { const w = v === -Infinity ? 0 : Math.exp(v - top); sum += w; return w; });
+        const row = e.map((w) => w / sum);
+        A.push(row);
+        for (let j = 0; j <= i; j++) {
+          const w = row[j];
+          if (w === 0) continue;
+          for (let c = c0; c < c0 + dh; c++) concat[i][c] += w * V[j][c];
+        }
+      }
+      heads.push(A);
+    }
+    weights.push(heads);
+    const out = matmul(concat, data[`W_O${layer}`]);
+    x = x.map((row, i) => row.map((v, c) => v + out[i][c]));
+  }
+  const logits = matmul(x, data.W_U);
+  return { weights, logits };
+}
+
+function labelOf(token, ids, labels, mode) {
+  if (mode === "letters" && token < 26) return String.fromCharCode(97 + token);
+  if (mode === "words") { const k = ids.indexOf(token); if (k >= 0) return labels[k]; }
+  return `#${token}`;
+}
+
+/** What the page shows for a text: attnlib.explorers.kinds.induction.induction_view. */
+export function inductionView(data, text, mode) {
+  const t = inductionTokens(text, mode, data.vocab_size);
+  const cut = Math.max(0, t.ids.length - data.n_positions);
+  const ids = t.ids.slice(0, data.n_positions), labels = t.labels.slice(0, data.n_positions);
+  if (!ids.length) return { ids, labels, cut, layers: [], predicted: [], probability: [], predicted_labels: [] };
+  const f = inductionForward(data, ids);
+  const predicted = [], probability = [];
+  for (const z of f.logits) {
+    let top = -Infinity, arg = 0;
+    z.forEach((v, k) => { if (v > top) { top = v; arg = k; } });
+    let sum = 0;
+    for (const v of z) sum += Math.exp(v - top);
+    predicted.push(arg);
+    probability.push(1 / sum);
+  }
+  return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
+}
+
+const SIZE = 310, GUTTER = 22;
+
+/** One attention map on a canvas of one size (cividis colours from the style): the cells shrink as tokens come, 48 x 48 still fit. */
+class MapView {
+  constructor(name, caption, style) {
+    this.style = style;
+    this.canvas = el("canvas", { class: "attnlib-map", "data-view": name, role: "img" });
+    this.caption = el("p", { class: "attnlib-map-caption", text: caption });
+    this.detail = el("p", { class: "attnlib-map-detail" });
+    this.box = el("figure", { class: "attnlib-map-box" }, this.caption, this.canvas, this.detail);
+  }
+
+  update(M, labels, what) {
+    const n = M.length, c = this.canvas, size = SIZE;
+    const CELL = Math.max(1, Math.min(22, Math.floor((SIZE - GUTTER) / Math.max(n, 1))));
+    if (!this.ctx) {  // one size whatever the number of tokens: no canvas is reallocated while typing
+      const ratio = window.devicePixelRatio || 1;
+      c.width = size * ratio; c.height = size * ratio;
+      c.style.width = `${size}px`; c.style.height = `${size}px`;
+      this.ctx = c.getContext("2d");
+      this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      this.ink = getComputedStyle(this.box).color || "#000";
+    }
+    const ctx = this.ctx, lut = this.style.lut || [];
+    ctx.clearRect(0, 0, size, size);
+    ctx.fillStyle = "#dddddd";
+    ctx.fillRect(GUTTER, GUTTER, CELL * n, CELL * n);
+    for (let i = 0; i < n; i++) {
+      const row = M[i];
+      for (let j = 0; j <= i; j++) {
+        ctx.fillStyle = lut[Math.max(0, Math.min(255, Math.round(255 * row[j])))] || "#000";
+        ctx.fillRect(GUTTER + CELL * j, GUTTER + CELL * i, CELL, CELL);
+      }
+    }
+    ctx.fillStyle = this.ink;
+    ctx.font = `${Math.min(10, CELL)}px sans-serif`;
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    for (let i = 0; i < n && CELL >= 5; i++) {
+      const t = CELL >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1);
+      ctx.fillText(t, GUTTER + CELL * i + CELL / 2, GUTTER / 2);
+      ctx.textAlign = "right";
+      ctx.fillText(t, GUTTER - 2, GUTTER + CELL * i + CELL / 2);
+      ctx.textAlign = "center";
+    }
+    c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
+    const text = n ? describeRow(M[n - 1], labels, n - 1, this.style) : "no tokens";
+    c.setAttribute("aria-label", `${what}: ${n} by ${n} attention weights, rows are queries, columns keys. ${text}`);
+    if (this.detail.textContent !== text) this.detail.textContent = text;
+  }
+}
+
+function describeRow(row, labels, i, style) {
+  const order = row.map((w, j) => [w, j]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+  return `The last token (${i}:${labels[i]}) attends to ` + order.map(([w, j]) => `${j}:${labels[j]} ${formatValue(w, style)}`).join(", ") + ".";
+}
+
+/** The predictions: one row per position (built once for the most tokens the model reads), rewritten in place. */
+class PredictionTable {
+  constructor(rows, style) {
+    this.style = style;
+    this.table = el("table", { class: "attnlib-view attnlib-predictions", "data-view": "predictions" });
+    const head = el("tr", {}, el("th", { scope: "col", text: "position: token" }), el("th", { scope: "col", text: "predicted next" }), el("th", { scope: "col", text: "probability" }));
+    const body = el("tbody");
+    this.rows = [];
+    for (let i = 0; i < rows; i++) {
+      const th = el("th", { scope: "row" }), pred = el("td", { "data-j": 0 }), prob = el("td", { "data-j": 1 });
+      const tr = el("tr", { "data-i": i, hidden: true }, th, pred, prob);
+      this.rows.push({ tr, th, pred, prob, k: -2 });
+      body.append(tr);
+    }
+    this.table.append(el("caption", { text: "next token predicted at each position" }), el("thead", {}, head), body);
+  }
+
+  update(r) {
+    const style = this.style;
+    this.rows.forEach((row, i) => {
+      const on = i < r.ids.length;
+      if (row.tr.hidden === on) row.tr.hidden = !on;
+      if (!on) return;
+      const head = `${i}:${r.labels[i]}`, pred = r.predicted_labels[i], prob = formatValue(r.probability[i], style);
+      if (row.th.textContent !== head) row.th.textContent = head;
+      if (row.pred.textContent !== pred) row.pred.textContent = pred;
+      if (row.prob.textContent !== prob) row.prob.textContent = prob;
+      const k = Math.max(0, Math.min(255, Math.round(255 * r.probability[i])));
+      if (k !== row.k) { row.k = k; row.prob.style.background = style.lut[k]; row.prob.style.color = style.text[k]; }
+    });
+  }
+}
+
+function renderInduction({ model, el: host }) {
+  const title = read(model, "title", "Induction heads on your own text");
+  const L = focusedLayout(host, model, title, "induction", ["text", "mode"]);
+  const data = read(model, "weights", {});
+  const style = { ...L.style, decimals: 2 };
+  const input = el("input", { type: "text", class: "attnlib-text", "aria-label": "your text", value: read(model, "text", ""), maxlength: MAX_TEXT, size: 28 });
+  const select = el("select", { class: "attnlib-mode", "aria-label": "read the text as" },
+    ...MODES.map((m) => el("option", { value: m, text: m })));
+  select.value = read(model, "mode", "words");
+  let lastChange = "initial setting";
+  input.addEventListener("input", () => { lastChange = "text changed"; model.set("text", input.value); saveSoon(model); });
+  select.addEventListener("change", () => { lastChange = `mode changed to ${select.value}`; model.set("mode", select.value); saveSoon(model); });
+  L.controls.prepend(
+    el("label", { class: "attnlib-slider-label" }, "your text ", input),
+    el("label", { class: "attnlib-slider-label" }, "read as ", select),
+  );
+  const maps = [];
+  for (let layer = 0; layer < 2; layer++) {
+    for (let h = 0; h < (data.n_heads || 1); h++) {
+      const what = `layer ${layer + 1}, head ${h}`;
+      const view = new MapView(`layer${layer + 1}-head${h}`, `${what}: attention (row = query, column = key)`, style);
+      maps.push({ layer, h, what, view });
+      L.views.append(view.box);
+    }
+  }
+  const predictions = new PredictionTable(data.n_positions || 48, style);
+  L.views.append(el("div", { class: "attnlib-cell" }, predictions.table));
+
+  function draw() {
+    const text = read(model, "text", ""), mode = read(model, "mode", "words");
+    if (input.value !== text) input.value = text;
+    if (select.value !== mode) select.value = mode;
+    const r = inductionView(data, text, mode);
+    L.message.show(read(model, "error", "") || (r.ids.length ? (r.cut ? `the model reads ${data.n_positions} tokens; the last ${r.cut} were left out` : "") : `no ${mode} in the text`));
+    for (const m of maps) m.view.update(r.ids.length ? r.layers[m.layer][m.h] : [], r.labels, m.what);
+    predictions.update(r);
+    const f = (v) => formatValue(v, L.style);
+    const last = r.ids.length - 1;
+    L.facts.textContent = r.ids.length
+      ? `${r.ids.length} tokens. After \u201c${r.labels[last]}\u201d the model predicts \u201c${r.predicted_labels[last]}\u201d with probability ${f(r.probability[last])}.`
+      : "No tokens.";
+    L.status.say(`Last change: ${lastChange}.`, L.facts.textContent);
+  }
+  draw();
+  return listen(model, ["text", "mode", "error"], draw, () => L.status.dispose());
+}
+
+export function acceptLink(model, obj) {
+  const values = {}, problems = [];
+  if ("text" in obj) {
+    if (typeof obj.text === "string" && obj.text.length <= MAX_TEXT) values.text = obj.text;
+    else problems.push(`text must be a text of at most ${MAX_TEXT} characters`);
+  }
+  if ("mode" in obj) {
+    const p = MODES.includes(obj.mode) ? "" : `mode must be one of ${MODES.join(", ")}`;
+    if (p) problems.push(p); else values.mode = obj.mode;
+  }
+  return [values, problems];
+}
+
+export default { render: renderInduction };

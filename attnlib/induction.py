@@ -1,0 +1,1095 @@
+"""Induction heads: a two-layer attention-only model that learns to copy in context.
+
+The model (Elhage et al. 2021 call it *attention-only*) has no MLP and no
+layer norm. A sequence of token ids ``t_0 .. t_{n-1}`` becomes the residual
+stream ``x0 = E[t] + P[position]`` (token and learned position embeddings,
+one row per token); two layers of causal multi-head self-attention add to it,
+``x1 = x0 + MHA_1(x0)`` and ``x2 = x1 + MHA_2(x1)``; the unembedding gives the
+logits ``x2 W_U`` of the next token at every position. Each layer is
+:func:`attnlib.core.multi_head_parts` (four square matrices, heads side by
+side) and its backward pass is :func:`attnlib.backward.attention_backward_from`
+per head with :func:`attnlib.backward.projection_gradients`; the optimizer is
+:class:`attnlib.training.Adam`.
+
+The data (:func:`repeated_tokens`) are sequences of random tokens whose
+second half repeats the first; the half length varies from sequence to
+sequence, so that the model cannot copy from a fixed distance and must find
+the earlier occurrence of the current token. Two scores find the heads (Olsson
+et al. 2022): :func:`previous_token_score` (weight on the token just before)
+and :func:`prefix_matching_score` (weight, in the repeated half, on the token
+after the earlier occurrence of the current token). :func:`composition_scores`
+measures how much layer 2's queries, keys and values read what a layer-1 head
+wrote (Elhage et al.'s Q-, K- and V-composition); :func:`drop_step` dates the
+sudden fall of the loss.
+
+Batches stack their sequences as rows, and a block-diagonal causal mask
+keeps every token to its own sequence and its own past, so one call of the
+attention function runs the whole batch (as in :mod:`attnlib.training`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._memory import check_size
+from ._validate import (
+    as_array,
+    as_int,
+    as_int_sequence,
+    as_positive_int,
+    as_positive_real,
+    as_rng,
+    finite_result,
+    quiet,
+    to_ndarray,
+)
+from .backward import AttentionGradients, attention_backward_from, projection_gradients
+from .core import MultiHeadResult, multi_head_parts
+from .training import Adam
+
+__all__ = [
+    "BOOK",
+    "InductionForward",
+    "InductionModel",
+    "InductionRun",
+    "TokenBatch",
+    "book_model",
+    "book_probe",
+    "book_run",
+    "book_runs",
+    "composition_score",
+    "composition_scores",
+    "cross_entropy",
+    "drop_step",
+    "half_losses",
+    "letters_to_tokens",
+    "loss_by_position",
+    "prefix_matching_score",
+    "previous_token_score",
+    "repeated_tokens",
+    "token_batch",
+    "token_key_composition",
+    "token_letters",
+    "train_induction",
+    "words_to_tokens",
+]
+
+Params = dict[str, np.ndarray]
+LAYERS = (1, 2)
+LAYER_MATRICES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """Sequences of token ids stacked as rows, with what the model needs to read them.
+
+    Attributes
+    ----------
+    tokens:
+        ``(rows,)`` token ids, sequence after sequence.
+    positions:
+        ``(rows,)`` the position of each token, which picks its position
+        embedding: ``start + index`` (see ``starts_at``).
+    index:
+        ``(rows,)`` the place of each token in its own sequence (0, 1, ...).
+    lengths:
+        ``(n_sequences,)`` tokens per sequence.
+    halves:
+        ``(n_sequences,)`` the half length ``T`` of a repeated sequence (its
+        tokens ``T .. 2T-1`` repeat ``0 .. T-1``), or 0 for a sequence that is
+        not known to repeat.
+    mask:
+        ``(rows, rows)`` boolean, True where a row may attend to a key: the
+        same sequence and not later (block-diagonal causal).
+    targets:
+        ``(rows,)`` the next token of each row, ``-1`` for the last token of a
+        sequence (nothing to predict).
+    vocab_size:
+        The number of token ids (ids are ``0 .. vocab_size - 1``).
+    starts_at:
+        ``(n_sequences,)`` the position of each sequence's first token (0
+        unless the sequences were placed at random positions).
+    """
+
+    tokens: np.ndarray
+    positions: np.ndarray
+    index: np.ndarray
+    lengths: np.ndarray
+    halves: np.ndarray
+    mask: np.ndarray
+    targets: np.ndarray
+    vocab_size: int
+    starts_at: np.ndarray
+
+    @property
+    def rows(self) -> int:
+        """How many tokens in all."""
+        return int(self.tokens.size)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The first row of every sequence."""
+        return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(int)
+
+    def _half_of_row(self) -> np.ndarray:
+        return np.repeat(self.halves, self.lengths)
+
+    @property
+    def first_half(self) -> np.ndarray:
+        """``(rows,)`` True for the tokens of the first half of a repeated sequence (positions ``0 .. T-1``).
+
+        Their next token cannot be known: positions ``0 .. T-2`` precede a new
+        random token, and position ``T-1`` precedes the start of the repeat.
+        """
+        half = self._half_of_row()
+        return (half > 0) & (self.index < half)
+
+    @property
+    def second_half(self) -> np.ndarray:
+        """``(rows,)`` True for the tokens of the repeat that have a next token (positions ``T .. 2T-2``).
+
+        Their next token already appeared: it followed the earlier occurrence
+        of the current token.
+        """
+        half = self._half_of_row()
+        return (half > 0) & (self.index >= half) & (self.index <= 2 * half - 2)
+
+
+def _block_causal_mask(lengths: np.ndarray) -> np.ndarray:
+    seq = np.repeat(np.arange(lengths.size), lengths)
+    rows = np.arange(seq.size)
+    return (seq[:, None] == seq[None, :]) & (rows[None, :] <= rows[:, None])
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    arr.setflags(write=False)
+    return arr
+
+
+def _make_batch(sequences: list[np.ndarray], halves: np.ndarray, starts_at: np.ndarray | None, vocab_size: int) -> TokenBatch:
+    lengths = np.array([s.size for s in sequences], dtype=int)
+    rows = int(lengths.sum())
+    check_size(f"a batch of {rows} tokens: its (rows x rows) mask", rows * rows, 1)
+    starts_at = np.zeros(lengths.size, dtype=int) if starts_at is None else starts_at.astype(int)
+    tokens = np.concatenate(sequences).astype(int)
+    index = np.concatenate([np.arange(n) for n in lengths])
+    positions = index + np.repeat(starts_at, lengths)
+    targets = np.concatenate([np.append(s[1:], -1) for s in sequences]).astype(int)
+    arrays = (tokens, positions, index, lengths, halves.astype(int), _block_causal_mask(lengths), targets)
+    return TokenBatch(*(_read_only(a) for a in arrays), vocab_size, _read_only(starts_at))
+
+
+def token_batch(sequences: Any, vocab_size: int, halves: Any = None) -> TokenBatch:
+    """A :class:`TokenBatch` of given sequences of token ids.
+
+    Parameters
+    ----------
+    sequences:
+        A list of sequences, each a non-empty list of integer ids in
+        ``0 .. vocab_size - 1`` (one sequence may be given as a flat list).
+    vocab_size:
+        The number of token ids, at least 2.
+    halves:
+        ``None`` (no sequence is known to repeat), or one half length per
+        sequence: ``T`` if the sequence has ``2T`` tokens whose second half
+        repeats the first, else 0.
+
+    Examples
+    --------
+    >>> b = token_batch([[3, 1, 4, 3, 1, 4]], vocab_size=5, halves=[3])
+    >>> b.targets.tolist(), b.second_half.astype(int).tolist()
+    ([1, 4, 3, 1, 4, -1], [0, 0, 0, 1, 1, 0])
+    """
+    vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
+    if isinstance(sequences, (str, bytes, dict)) or not isinstance(sequences, (Sequence, np.ndarray, range)):
+        raise ValueError(f"sequences must be a list of lists of token ids; got {type(sequences).__name__}")
+    if len(sequences) == 0:
+        raise ValueError("sequences is empty; give at least one sequence of token ids")
+    if all(not isinstance(s, (Sequence, np.ndarray, range)) or isinstance(s, str) for s in sequences):
+        sequences = [sequences]  # one flat sequence
+    seqs = []
+    for i, s in enumerate(sequences):
+        ids = as_int_sequence(f"sequences[{i}]", s, minimum=0)
+        bad = [t for t in ids if t >= vocab_size]
+        if bad:
+            raise ValueError(f"sequences[{i}] holds the id {bad[0]}, but ids must lie in 0 .. vocab_size - 1 = {vocab_size - 1}")
+        seqs.append(np.array(ids, dtype=int))
+    if halves is None:
+        half = np.zeros(len(seqs), dtype=int)
+    else:
+        half = np.array(as_int_sequence("halves", halves, minimum=0), dtype=int)
+        if half.size != len(seqs):
+            raise ValueError(f"halves has {half.size} entries for {len(seqs)} sequences; give one per sequence")
+        for i, (s, h) in enumerate(zip(seqs, half)):
+            if h and (s.size != 2 * h or not np.array_equal(s[:h], s[h:])):
+                raise ValueError(f"halves[{i}] = {h} but sequences[{i}] is not {2 * h} tokens whose second half repeats the first")
+    return _make_batch(seqs, half, None, vocab_size)
+
+
+def repeated_tokens(
+    n_sequences: int,
+    vocab_size: int,
+    half_lengths: Any,
+    seed: int | np.random.Generator = 0,
+    n_positions: int | None = None,
+) -> TokenBatch:
+    """Sequences of random tokens whose second half repeats the first.
+
+    Every sequence draws its half length ``T`` from ``half_lengths =
+    (shortest, longest)`` with probability proportional to ``1 / T`` (short
+    sequences, whose repeat is easiest to find, come more often; every length
+    comes), or takes the one length given. Its first half is ``T`` distinct
+    tokens drawn uniformly from the vocabulary, so that every token of the
+    repeat has exactly one earlier occurrence; the second half repeats them:
+    ``2T`` tokens. Because ``T`` varies, the repeat is at no fixed distance.
+
+    With ``n_positions``, every sequence starts at a uniformly random position
+    ``0 .. n_positions - 2T`` (so short sequences still train every position
+    embedding); without it, at position 0.
+
+    Examples
+    --------
+    >>> b = repeated_tokens(2, vocab_size=10, half_lengths=3, seed=0)
+    >>> b.lengths.tolist(), b.halves.tolist(), b.starts_at.tolist()
+    ([6, 6], [3, 3], [0, 0])
+    >>> bool((b.tokens[:3] == b.tokens[3:6]).all()) and len(set(b.tokens[:3].tolist())) == 3
+    True
+    """
+    n_sequences = as_positive_int("n_sequences", n_sequences)
+    vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
+    low, high = _half_range(half_lengths)
+    if high > vocab_size:
+        raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but vocab_size is {vocab_size}")
+    check_size(f"repeated_tokens(vocab_size={vocab_size}): a shuffled vocabulary", vocab_size)
+    if n_positions is not None:
+        n_positions = as_positive_int("n_positions", n_positions)
+        if n_positions >= 2**62:
+            raise ValueError(f"n_positions must be below 2**62; got {n_positions}")
+        if 2 * high > n_positions:
+            raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, more than n_positions={n_positions}")
+    check_size(f"repeated_tokens(n_sequences={n_sequences}, half_lengths up to {high}): its mask", (2 * high * n_sequences) ** 2, 1)
+    return _make_batch(*_draw_repeats(as_rng("seed", seed), n_sequences, vocab_size, low, high, n_positions), vocab_size)
+
+
+def _draw_repeats(
+    rng: np.random.Generator, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """The sequences, half lengths and starting positions of :func:`repeated_tokens` (checked arguments)."""
+    lengths = np.arange(low, high + 1)
+    chance = 1.0 / lengths
+    halves = rng.choice(lengths, size=n_sequences, p=chance / chance.sum())
+    seqs = []
+    for h in halves:
+        first = rng.permutation(vocab_size)[:h]
+        seqs.append(np.concatenate([first, first]))
+    starts = np.zeros(n_sequences, dtype=int) if n_positions is None else rng.integers(0, n_positions - 2 * halves + 1)
+    return seqs, halves, starts
+
+
+def _half_range(half_lengths: Any) -> tuple[int, int]:
+    if isinstance(half_lengths, (tuple, list)):
+        if len(half_lengths) != 2:
+            raise ValueError(f"half_lengths must be one integer >= 2 or (shortest, longest); got {half_lengths!r}")
+        low, high = (as_int(f"half_lengths[{i}]", v, minimum=2, what="an integer >= 2") for i, v in enumerate(half_lengths))
+        if low > high:
+            raise ValueError(f"half_lengths must be (shortest, longest) with shortest <= longest; got {half_lengths!r}")
+        return low, high
+    n = as_int("half_lengths", half_lengths, minimum=2, what="an integer >= 2 or (shortest, longest)")
+    return n, n
+
+
+@dataclass(frozen=True)
+class InductionForward:
+    """Every intermediate of the model on one batch.
+
+    Attributes
+    ----------
+    residuals:
+        ``(x0, x1, x2)``: the residual stream before layer 1, after layer 1
+        and after layer 2, each ``(rows, d_model)``.
+    layers:
+        The :class:`attnlib.core.MultiHeadResult` of layers 1 and 2 (before
+        any ablation).
+    logits:
+        ``(rows, vocab_size)``, ``x2 W_U``.
+    ablated:
+        The ``(layer, head)`` pairs whose output was set to zero.
+    """
+
+    residuals: tuple[np.ndarray, np.ndarray, np.ndarray]
+    layers: tuple[MultiHeadResult, MultiHeadResult]
+    logits: np.ndarray
+    ablated: tuple[tuple[int, int], ...]
+
+    @property
+    def weights(self) -> np.ndarray:
+        """``(2, n_heads, rows, rows)``: the attention weights of every head of both layers."""
+        return np.stack([np.stack([h.weights for h in layer.heads]) for layer in self.layers])
+
+
+@dataclass(frozen=True)
+class InductionModel:
+    """The two-layer attention-only model; its parameters live in a dict (see :meth:`init`).
+
+    ``E`` (``vocab_size x d_model``) and ``P`` (``n_positions x d_model``)
+    are the token and position embeddings, ``W_Q1 .. W_O1`` and ``W_Q2 ..
+    W_O2`` the square matrices of the two layers (head ``r`` uses columns
+    ``r d_head .. (r+1) d_head - 1`` of ``W_Q``, ``W_K``, ``W_V`` and the same
+    rows of ``W_O``), ``W_U`` (``d_model x vocab_size``) the unembedding.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+    >>> p = m.init(seed=0)
+    >>> sorted(p)[:3], p["E"].shape, p["W_U"].shape
+    (['E', 'P', 'W_K1'], (5, 4), (4, 5))
+    """
+
+    vocab_size: int = 26
+    n_positions: int = 48
+    d_model: int = 32
+    n_heads: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "vocab_size", as_int("vocab_size", self.vocab_size, minimum=2, what="an integer >= 2"))
+        for name in ("n_positions", "d_model", "n_heads"):
+            object.__setattr__(self, name, as_positive_int(name, getattr(self, name)))
+        if self.d_model % self.n_heads:
+            raise ValueError(f"n_heads={self.n_heads} does not divide d_model={self.d_model}; every head needs d_model/n_heads columns")
+        check_size(
+            f"InductionModel(d_model={self.d_model}): its matrices",
+            self.d_model * (8 * self.d_model + 2 * self.vocab_size + self.n_positions),
+        )
+
+    @property
+    def d_head(self) -> int:
+        """Columns per head."""
+        return self.d_model // self.n_heads
+
+    def shapes(self) -> dict[str, tuple[int, int]]:
+        """The shape of every parameter, by name."""
+        d = self.d_model
+        out = {"E": (self.vocab_size, d), "P": (self.n_positions, d)}
+        for layer in LAYERS:
+            out.update({f"{m}{layer}": (d, d) for m in LAYER_MATRICES})
+        out["W_U"] = (d, self.vocab_size)
+        return out
+
+    def init(self, seed: int | np.random.Generator = 0, std: float | None = None) -> Params:
+        """Random parameters: normal entries of standard deviation ``std`` (``1 / sqrt(d_model)`` by default)."""
+        std = 1.0 / np.sqrt(self.d_model) if std is None else as_positive_real("std", std)
+        rng = as_rng("seed", seed)
+        with quiet():
+            return {
+                name: finite_result(std * rng.normal(size=shape), f"std * N(0, 1) for {name}", "std")
+                for name, shape in self.shapes().items()
+            }
+
+    def _params(self, params: Any) -> Params:
+        if not isinstance(params, dict):
+            raise ValueError(f"params must be a dict of matrices (what InductionModel.init returns); got {type(params).__name__}")
+        out = {}
+        for name, shape in self.shapes().items():
+            if name not in params:
+                raise ValueError(f"params has no {name!r}; it needs {list(self.shapes())}")
+            out[name] = as_array(f"params[{name!r}]", params[name], 2)
+            if out[name].shape != shape:
+                raise ValueError(f"params[{name!r}] has shape {out[name].shape} but this model needs {shape}")
+        return out
+
+    def _batch(self, batch: Any, name: str = "batch") -> TokenBatch:
+        if not isinstance(batch, TokenBatch):
+            raise ValueError(f"{name} must be a TokenBatch (from token_batch or repeated_tokens); got {type(batch).__name__}")
+        if batch.vocab_size != self.vocab_size:
+            raise ValueError(f"{name} has vocab_size={batch.vocab_size} but the model has {self.vocab_size}")
+        if batch.positions.max() >= self.n_positions:
+            raise ValueError(
+                f"{name} uses position {batch.positions.max()} but the model has {self.n_positions} positions (0 .. {self.n_positions - 1})"
+            )
+        return batch
+
+    def _ablations(self, ablate: Any) -> tuple[tuple[int, int], ...]:
+        if isinstance(ablate, (str, bytes, dict)) or not isinstance(ablate, (Sequence, np.ndarray)):
+            raise ValueError(f"ablate must be a list of (layer, head) pairs; got {type(ablate).__name__}")
+        out = []
+        for i, pair in enumerate(ablate):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"ablate[{i}] must be a (layer, head) pair; got {pair!r}")
+            layer = as_int(f"ablate[{i}][0]", pair[0], minimum=1, what="a layer, 1 or 2")
+            head = as_int(f"ablate[{i}][1]", pair[1], minimum=0, what=f"a head below {self.n_heads}")
+            if layer > 2:
+                raise ValueError(f"ablate[{i}][0] must be a layer, 1 or 2; got {layer}")
+            if head >= self.n_heads:
+                raise ValueError(f"ablate[{i}][1] must be a head below {self.n_heads}; got {head}")
+            out.append((layer, head))
+        return tuple(out)
+
+    def forward(self, params: Params, batch: TokenBatch, ablate: Any = ()) -> InductionForward:
+        """The model on ``batch``; ``ablate`` lists ``(layer, head)`` pairs whose output is set to zero.
+
+        Examples
+        --------
+        >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+        >>> f = m.forward(m.init(0), token_batch([[1, 2, 3]], 5))
+        >>> f.logits.shape, f.weights.shape
+        ((3, 5), (2, 2, 3, 3))
+        """
+        return self._forward(self._params(params), self._batch(batch), self._ablations(ablate))
+
+    def _forward(self, p: Params, batch: TokenBatch, ablated: tuple[tuple[int, int], ...]) -> InductionForward:
+        try:
+            return self._layers(p, batch, ablated)
+        except ValueError as exc:  # core names its own arguments (X_query, W_Q, ...): say where they came from
+            raise ValueError(f"params (the layers' W_Q, W_K, W_V, W_O on the residual stream of batch): {exc}") from None
+
+    def _layers(self, p: Params, batch: TokenBatch, ablated: tuple[tuple[int, int], ...]) -> InductionForward:
+        with quiet():
+            x = finite_result(
+                p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']"
+            )
+            residuals, layers = [x], []
+            for layer in LAYERS:
+                w = [p[f"{m}{layer}"] for m in LAYER_MATRICES]
+                result = multi_head_parts(x, x, *w, self.n_heads, mask=batch.mask)
+                out = result.output
+                for head in (h for (lay, h) in ablated if lay == layer):
+                    rows = slice(head * self.d_head, (head + 1) * self.d_head)
+                    out = out - result.heads[head].output @ w[3][rows]
+                x = finite_result(x + out, f"the residual stream after layer {layer}", f"params of layer {layer}")
+                residuals.append(x)
+                layers.append(result)
+            logits = finite_result(x @ p["W_U"], "the logits x2 W_U", "params['W_U'] and the residual stream")
+        return InductionForward(tuple(residuals), tuple(layers), logits, ablated)
+
+    def loss_and_gradients(self, params: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward]:
+        """Mean cross-entropy over every row with a next token, its gradient for every parameter (``dE`` ...), and the forward pass.
+
+        Examples
+        --------
+        >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+        >>> loss, g, _ = m.loss_and_gradients(m.init(0), token_batch([[1, 2, 3]], 5))
+        >>> g["dP"].shape, bool(np.all(g["dP"][3:] == 0))  # positions 3..5 were not used
+        ((6, 4), True)
+        """
+        loss, grads, fwd, _ = self._loss_and_gradients(self._params(params), self._batch(batch))
+        return loss, grads, fwd
+
+    def _loss_and_gradients(self, p: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward, np.ndarray]:
+        """:meth:`loss_and_gradients` for checked parameters and batch, with the loss of every row as well."""
+        fwd = self._forward(p, batch, ())
+        try:
+            return self._backward(p, batch, fwd)
+        except ValueError as exc:  # attnlib.backward names its own arguments (d_output, ...)
+            raise ValueError(f"params (the gradients of the loss on batch): {exc}") from None
+
+    def _backward(self, p: Params, batch: TokenBatch, fwd: InductionForward) -> tuple[float, Params, InductionForward, np.ndarray]:
+        losses, d_logits = cross_entropy(fwd.logits, batch.targets)
+        counted = batch.targets >= 0
+        n = max(int(counted.sum()), 1)
+        loss = float(losses[counted].sum() / n)
+        d_logits = d_logits / n
+        grads: Params = {}
+        x0, x1, x2 = fwd.residuals
+        with quiet():
+            grads["dW_U"] = finite_result(x2.T @ d_logits, "dW_U = x2^T d_logits", "params")
+            dx = finite_result(d_logits @ p["W_U"].T, "the gradient of the residual stream", "params['W_U']")
+            for layer, x_in in ((2, x1), (1, x0)):
+                w = {m: p[f"{m}{layer}"] for m in LAYER_MATRICES}
+                g, dx_in = _layer_backward(fwd.layers[layer - 1], x_in, w, dx, self.n_heads)
+                grads.update({f"d{m}{layer}": g[m] for m in LAYER_MATRICES})
+                dx = finite_result(dx + dx_in, f"the gradient of the residual stream before layer {layer}", "params")
+            grads["dE"] = _scatter_rows(dx, batch.tokens, self.vocab_size)
+            grads["dP"] = _scatter_rows(dx, batch.positions, self.n_positions)
+        ordered = {f"d{name}": grads[f"d{name}"] for name in self.shapes()}
+        return loss, ordered, fwd, losses
+
+
+def _scatter_rows(d_rows: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
+    """The gradient of a lookup table from the gradients of the rows it gave: ``out[index[r]] += d_rows[r]``."""
+    out = np.zeros((n, d_rows.shape[1]))
+    np.add.at(out, index, d_rows)
+    return out
+
+
+def _layer_backward(
+    result: MultiHeadResult, x: np.ndarray, w: dict[str, np.ndarray], d_out: np.ndarray, n_heads: int
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One layer's gradients: its four matrices and its input ``x`` (used as queries, keys and values).
+
+    ``out = concat W_O`` gives ``dW_O = concat^T d_out`` and ``d_concat = d_out W_O^T``; every head's
+    block goes through :func:`attnlib.backward.attention_backward_from`; the projections through
+    :func:`attnlib.backward.projection_gradients`; and since ``Q = x W_Q`` (and so on),
+    ``dx = dQ W_Q^T + dK W_K^T + dV W_V^T``.
+    """
+    d_concat = d_out @ w["W_O"].T
+    width = x.shape[1] // n_heads
+    parts = [attention_backward_from(head, d_concat[:, r * width : (r + 1) * width]) for r, head in enumerate(result.heads)]
+    g = AttentionGradients(*(np.concatenate([part[i] for part in parts], axis=1) for i in range(3)))
+    proj = projection_gradients(x, x, g)
+    dx = g.dQ @ w["W_Q"].T + g.dK @ w["W_K"].T + g.dV @ w["W_V"].T
+    return {"W_Q": proj.dW_Q, "W_K": proj.dW_K, "W_V": proj.dW_V, "W_O": result.concat.T @ d_out}, dx
+
+
+def _targets(targets: Any) -> np.ndarray:
+    """Target ids as an int array: an integer array as it is (the training loop's case), anything else checked entry by entry."""
+    arr = to_ndarray("targets", targets)
+    if arr.dtype.kind in "iu" and arr.ndim == 1:
+        if arr.size and arr.min() < -1:
+            raise ValueError(f"targets must be token ids or -1 (no target); got {int(arr.min())}")
+        return arr.astype(int)
+    if arr.ndim != 1:
+        raise ValueError(f"targets must be a 1-d list of token ids; got shape {arr.shape}")
+    return np.array(as_int_sequence("targets", arr.tolist(), minimum=-1, allow_empty=True), dtype=int)
+
+
+def cross_entropy(logits: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-entropy of the next token at every row, and its gradient with respect to the logits.
+
+    ``loss_r = log sum_v exp(logits_rv) - logits_r,target_r`` and
+    ``d loss_r / d logits_r = softmax(logits_r) - onehot(target_r)``; a row
+    whose target is ``-1`` has loss 0 and gradient 0.
+
+    Examples
+    --------
+    >>> loss, grad = cross_entropy([[0.0, 0.0], [5.0, 0.0]], [1, -1])
+    >>> loss.round(4).tolist(), grad.round(2).tolist()
+    ([0.6931, 0.0], [[0.5, -0.5], [0.0, 0.0]])
+    """
+    z = as_array("logits", logits, 2)
+    t = _targets(targets)
+    if t.size != z.shape[0]:
+        raise ValueError(f"targets has {t.size} entries but logits has {z.shape[0]} rows; give one target per row")
+    if (t >= z.shape[1]).any():
+        raise ValueError(f"targets must be ids below {z.shape[1]} (the logits' columns) or -1; got {int(t.max())}")
+    counted = t >= 0
+    with quiet():
+        shifted = z - z.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(shifted).sum(axis=1))
+        picked = shifted[np.arange(t.size), np.where(counted, t, 0)]
+        losses = np.where(counted, log_norm - picked, 0.0)
+        grad = np.exp(shifted - log_norm[:, None])
+        grad[np.flatnonzero(counted), t[counted]] -= 1.0
+        grad[~counted] = 0.0
+    return losses, grad
+
+
+def _check_model_params(model: Any, params: Any) -> tuple[InductionModel, Params]:
+    if not isinstance(model, InductionModel):
+        raise ValueError(f"model must be an InductionModel; got {type(model).__name__}")
+    return model, model._params(params)
+
+
+def half_losses(model: InductionModel, params: Params, batch: TokenBatch, ablate: Any = ()) -> tuple[float, float, np.ndarray]:
+    """Mean loss over the first halves, over the repeated halves, and the loss of every row.
+
+    The halves are those of :attr:`TokenBatch.first_half` and
+    :attr:`TokenBatch.second_half`; ``ablate`` is passed to
+    :meth:`InductionModel.forward`.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    >>> first, second, rows = half_losses(m, m.init(0), repeated_tokens(2, 5, 3, seed=1))
+    >>> rows.shape, bool(first > 0 and second > 0)
+    ((12,), True)
+    """
+    model, p = _check_model_params(model, params)
+    batch = model._batch(batch)
+    if not batch.second_half.any():
+        raise ValueError("batch has no repeated sequence (halves are all 0): make it with repeated_tokens or give halves")
+    fwd = model._forward(p, batch, model._ablations(ablate))
+    rows, _ = cross_entropy(fwd.logits, batch.targets)
+    return float(rows[batch.first_half].mean()), float(rows[batch.second_half].mean()), rows
+
+
+@dataclass(frozen=True)
+class InductionRun:
+    """What :func:`train_induction` recorded.
+
+    Attributes
+    ----------
+    losses:
+        ``(n_steps,)`` the training loss of each step's batch, before the update.
+    first_half, second_half:
+        ``(n_steps,)`` the same loss split into the first halves and the
+        repeated halves of that batch.
+    final_params:
+        The parameters after the last update.
+    probe_first, probe_second:
+        :func:`half_losses` on the probe batch after training.
+    """
+
+    losses: np.ndarray
+    first_half: np.ndarray
+    second_half: np.ndarray
+    final_params: Params
+    probe_first: float
+    probe_second: float
+
+
+def train_induction(
+    model: InductionModel,
+    params: Params,
+    optimizer: Adam,
+    n_steps: int,
+    n_sequences: int,
+    half_lengths: Any,
+    probe: TokenBatch,
+    seed: int = 0,
+    chunk: int = 8,
+    final_lr: float | None = None,
+) -> InductionRun:
+    """Train on fresh batches of :func:`repeated_tokens` (placed at random positions) with Adam.
+
+    Parameters
+    ----------
+    model, params, optimizer:
+        What to train, from where, and how (the optimizer's moments are updated in place).
+    n_steps:
+        Number of updates.
+    n_sequences, half_lengths:
+        Of every training batch (see :func:`repeated_tokens`); each sequence
+        starts at a random position of the model's ``n_positions``.
+    probe:
+        A fixed batch of repeated sequences on which the final losses are measured.
+    seed:
+        Seeds the batches.
+    chunk:
+        Sequences per call of the attention layers. The batch's gradient is
+        the mean over all its predictions either way; smaller chunks only
+        make the block-diagonal masks, whose size grows with the square of
+        the rows, smaller.
+    final_lr:
+        If given, the learning rate falls linearly from the optimizer's
+        ``lr`` at the first step to ``final_lr`` at the last (a smaller step
+        once the heads have formed lets the loss settle lower); the
+        optimizer ends with its ``lr`` as it started.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=6, n_positions=8, d_model=8)
+    >>> probe = repeated_tokens(4, 6, (2, 4), seed=99)
+    >>> run = train_induction(m, m.init(0), Adam(lr=0.01), 5, 4, (2, 4), probe)
+    >>> run.losses.shape, bool(run.losses[-1] < run.losses[0])
+    ((5,), True)
+    """
+    if not isinstance(model, InductionModel):
+        raise ValueError(f"model must be an InductionModel; got {type(model).__name__}")
+    if not isinstance(optimizer, Adam):
+        raise ValueError(f"optimizer must be an attnlib.training.Adam; got {type(optimizer).__name__}")
+    n_steps = as_positive_int("n_steps", n_steps)
+    n_sequences = as_positive_int("n_sequences", n_sequences)
+    chunk = as_positive_int("chunk", chunk)
+    start_lr = optimizer.lr
+    end_lr = start_lr if final_lr is None else as_positive_real("final_lr", final_lr)
+    low, high = _half_range(half_lengths)
+    if 2 * high > model.n_positions:
+        raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, but the model has {model.n_positions} positions")
+    if high > model.vocab_size:
+        raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but the model's vocab_size is {model.vocab_size}")
+    probe = model._batch(probe, "probe")
+    if not probe.second_half.any():
+        raise ValueError("probe has no repeated sequence (halves are all 0): make it with repeated_tokens")
+    params = model._params(params)
+    rng = as_rng("seed", seed)
+    check_size(f"train_induction(n_steps={n_steps}): the record of every step", 3 * n_steps)
+    check_size(f"train_induction(n_sequences={n_sequences}): the tokens of a batch", 6 * n_sequences * high)
+    losses, first, second = (np.empty(n_steps) for _ in range(3))
+    for step in range(n_steps):
+        seqs, halves, starts = _draw_repeats(rng, n_sequences, model.vocab_size, low, high, model.n_positions)
+        batches = [
+            _make_batch(seqs[k : k + chunk], halves[k : k + chunk], starts[k : k + chunk], model.vocab_size)
+            for k in range(0, n_sequences, chunk)
+        ]
+        total = sum(int((b.targets >= 0).sum()) for b in batches)
+        grads: Params = {}
+        sums = np.zeros(5)  # loss, first-half loss and count, second-half loss and count
+        for batch in batches:
+            counted = int((batch.targets >= 0).sum())
+            loss, g, _, rows = model._loss_and_gradients(params, batch)
+            for name, value in g.items():
+                grads[name] = grads.get(name, 0.0) + value * (counted / total)
+            sums += (
+                loss * counted,
+                rows[batch.first_half].sum(),
+                batch.first_half.sum(),
+                rows[batch.second_half].sum(),
+                batch.second_half.sum(),
+            )
+        losses[step] = sums[0] / total
+        first[step] = sums[1] / sums[2]
+        second[step] = sums[3] / sums[4]
+        done = step / max(n_steps - 1, 1)
+        optimizer.lr = start_lr * (1 - done) + end_lr * done
+        params = optimizer.step(params, grads)
+    optimizer.lr = start_lr
+    probe_first, probe_second, _ = half_losses(model, params, probe)
+    return InductionRun(losses, first, second, params, probe_first, probe_second)
+
+
+def loss_by_position(model: InductionModel, params: Params, batch: TokenBatch, ablate: Any = ()) -> np.ndarray:
+    """The mean loss at every position, over the sequences of a batch whose sequences all have the same length.
+
+    Entry ``i`` is the mean loss of predicting token ``i + 1`` from the
+    tokens up to ``i``; the last token has nothing to predict, so a batch of
+    length ``n`` gives ``n - 1`` numbers.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    >>> loss_by_position(m, m.init(0), repeated_tokens(3, 5, 3, seed=1)).shape
+    (5,)
+    """
+    model, p = _check_model_params(model, params)
+    batch = model._batch(batch)
+    n = int(batch.lengths[0])
+    if not np.all(batch.lengths == n) or n < 2:
+        raise ValueError(f"batch must hold sequences of one length >= 2; got lengths {sorted(set(batch.lengths.tolist()))}")
+    fwd = model._forward(p, batch, model._ablations(ablate))
+    rows, _ = cross_entropy(fwd.logits, batch.targets)
+    return rows.reshape(-1, n)[:, :-1].mean(axis=0)
+
+
+def drop_step(first_half: Any, second_half: Any, ratio: float = 0.5, window: int = 20) -> int:
+    """The step at which the repeated half's loss drops: the first step where it falls below ``ratio`` times the first half's.
+
+    Both curves are first smoothed by a running mean over ``window`` steps
+    (the mean of the steps ``s - window + 1 .. s``), so one lucky batch does
+    not count. Returns ``-1`` if the ratio is never reached.
+
+    Examples
+    --------
+    >>> drop_step([3.0] * 6, [3.0, 3.0, 3.0, 1.0, 0.5, 0.1], ratio=0.5, window=1)
+    3
+    """
+    a = as_array("first_half", first_half, 1)
+    b = as_array("second_half", second_half, 1)
+    if a.shape != b.shape:
+        raise ValueError(f"first_half has {a.size} steps but second_half has {b.size}; they must match")
+    ratio = as_positive_real("ratio", ratio, below=1.0)
+    window = as_positive_int("window", window)
+    if window > a.size:
+        raise ValueError(f"window={window} is longer than the {a.size} recorded steps")
+    kernel = np.ones(window) / window
+    with quiet():
+        sa = np.convolve(a, kernel, mode="valid")
+        sb = np.convolve(b, kernel, mode="valid")
+        below = np.flatnonzero(sb < ratio * sa)
+    return int(below[0] + window - 1) if below.size else -1
+
+
+def _head_weights(weights: Any, batch: Any) -> tuple[np.ndarray, TokenBatch]:
+    if not isinstance(batch, TokenBatch):
+        raise ValueError(f"batch must be a TokenBatch; got {type(batch).__name__}")
+    w = as_array("weights", weights, (2, 3))
+    if (w < 0).any() or (w > 1).any():
+        raise ValueError(f"weights must be attention weights (entries between 0 and 1); got values from {w.min():g} to {w.max():g}")
+    w = w[None] if w.ndim == 2 else w
+    if w.shape[1:] != (batch.rows, batch.rows):
+        raise ValueError(
+            f"weights has shape {w.shape} but batch has {batch.rows} rows: give ({batch.rows}, {batch.rows}) or (heads, rows, rows)"
+        )
+    return w, batch
+
+
+def previous_token_score(weights: Any, batch: TokenBatch) -> np.ndarray:
+    """Mean attention weight from each token to the token just before it, one number per head.
+
+    Averaged over every row that has a previous token in its sequence
+    (position >= 1). ``weights`` is ``(rows, rows)`` or ``(heads, rows, rows)``.
+
+    Examples
+    --------
+    >>> b = token_batch([[0, 1, 2]], 3)
+    >>> previous_token_score([[1, 0, 0], [1, 0, 0], [0, 0.5, 0.5]], b).tolist()
+    [0.75]
+    """
+    w, batch = _head_weights(weights, batch)
+    rows = np.flatnonzero(batch.index >= 1)
+    if rows.size == 0:
+        raise ValueError("batch has no token with a previous token (every sequence has length 1)")
+    return w[:, rows, rows - 1].mean(axis=1)
+
+
+def prefix_matching_score(weights: Any, batch: TokenBatch) -> np.ndarray:
+    """Mean attention weight, in the repeated half, on the token after the earlier occurrence of the current token.
+
+    For a row at position ``i`` of the second half of a sequence of half
+    length ``T`` (``T <= i <= 2T - 1``), the current token first occurred at
+    ``i - T``, and the token after it is at ``i - T + 1``: the key an
+    induction head attends to. One number per head.
+
+    Examples
+    --------
+    >>> b = token_batch([[5, 6, 5, 6]], 7, halves=[2])
+    >>> w = np.tril(np.ones((4, 4))) / np.arange(1, 5)[:, None]  # uniform causal attention
+    >>> prefix_matching_score(w, b).round(4).tolist()  # rows 2 and 3 put 1/3 and 1/4 on rows 1 and 2
+    [0.2917]
+    """
+    w, batch = _head_weights(weights, batch)
+    half = np.repeat(batch.halves, batch.lengths)
+    rows = np.flatnonzero((half > 0) & (batch.index >= half))
+    if rows.size == 0:
+        raise ValueError("batch has no repeated sequence (halves are all 0): make it with repeated_tokens or give halves")
+    return w[:, rows, rows - half[rows] + 1].mean(axis=1)
+
+
+def composition_score(A: Any, B: Any) -> float:
+    """``||A B||_F / (||A||_F ||B||_F)``: how much of what ``A`` writes ``B`` reads (0 to 1).
+
+    Elhage et al. (2021) measure composition between heads this way: 1 when
+    the row space of ``B`` lies along what ``A`` writes, near 0 when they
+    are unrelated.
+
+    Examples
+    --------
+    >>> composition_score(np.diag([1.0, 0.0]), np.diag([1.0, 0.0])), composition_score(np.diag([1.0, 0.0]), np.diag([0.0, 1.0]))
+    (1.0, 0.0)
+    """
+    a = as_array("A", A, 2)
+    b = as_array("B", B, 2)
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"A has {a.shape[1]} columns but B has {b.shape[0]} rows; A B is not defined")
+    with quiet():
+        na, nb = np.linalg.norm(a), np.linalg.norm(b)
+        if na == 0 or nb == 0:
+            raise ValueError("A and B must not be zero matrices (the score divides by their norms)")
+        num = finite_result(np.linalg.norm(a @ b), "||A B||", "A and B")
+        return float(finite_result(num / (na * nb), "the composition score", "A and B"))
+
+
+def _head_circuits(model: InductionModel, p: Params, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """Head ``head`` of ``layer`` as two ``d_model x d_model`` maps: ``W_QK = W_Q^h W_K^h^T / sqrt(d_head)`` and ``W_OV = W_V^h W_O^h``."""
+    cols = slice(head * model.d_head, (head + 1) * model.d_head)
+    with quiet():
+        qk = finite_result(
+            p[f"W_Q{layer}"][:, cols] @ p[f"W_K{layer}"][:, cols].T / np.sqrt(model.d_head), f"W_QK of layer {layer}", "params"
+        )
+        ov = finite_result(p[f"W_V{layer}"][:, cols] @ p[f"W_O{layer}"][cols, :], f"W_OV of layer {layer}", "params")
+    return qk, ov
+
+
+def composition_scores(model: InductionModel, params: Params) -> dict[str, np.ndarray]:
+    """Q-, K- and V-composition of every layer-1 head with every layer-2 head, from the trained matrices.
+
+    With rows as tokens, a layer-1 head ``h`` adds ``x W_OV^h`` to the
+    residual stream; a layer-2 head ``g`` scores a query row ``q`` against a
+    key row ``k`` by ``q W_QK^g k^T`` and copies ``k W_OV^g``. So its keys
+    read what ``h`` wrote through ``W_QK^g (W_OV^h)^T`` (K-composition), its
+    queries through ``W_OV^h W_QK^g`` (Q-composition) and its values through
+    ``W_OV^h W_OV^g`` (V-composition); each is scored by
+    :func:`composition_score`. Returns ``{"K": ..., "Q": ..., "V": ...}``,
+    each ``(n_heads, n_heads)`` with rows = layer-1 heads, columns = layer-2
+    heads.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+    >>> s = composition_scores(m, m.init(0))
+    >>> sorted(s), s["K"].shape
+    (['K', 'Q', 'V'], (2, 2))
+    """
+    model, p = _check_model_params(model, params)
+    out = {kind: np.empty((model.n_heads, model.n_heads)) for kind in "KQV"}
+    for h in range(model.n_heads):
+        _, ov1 = _head_circuits(model, p, 1, h)
+        for g in range(model.n_heads):
+            qk2, ov2 = _head_circuits(model, p, 2, g)
+            try:
+                out["K"][h, g] = composition_score(qk2, ov1.T)
+                out["Q"][h, g] = composition_score(ov1, qk2)
+                out["V"][h, g] = composition_score(ov1, ov2)
+            except ValueError as exc:
+                raise ValueError(f"params (the circuits of layer-1 head {h} and layer-2 head {g}): {exc}") from None
+    return out
+
+
+def token_key_composition(model: InductionModel, params: Params, head1: int = 0, head2: int = 0) -> np.ndarray:
+    """The K-composition in tokens: ``M[a, b] = E[a] W_QK^g (E[b] W_OV^h)^T`` (vocab x vocab).
+
+    If layer-1 head ``h`` copies the token ``b`` before a key into that key's
+    residual stream, ``M[a, b]`` is the part of layer-2 head ``g``'s score
+    that a query holding token ``a`` gives it. An induction head has a large
+    diagonal: it looks for keys whose previous token is the current token.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    >>> token_key_composition(m, m.init(0)).shape
+    (5, 5)
+    """
+    model, p = _check_model_params(model, params)
+    head1 = as_int("head1", head1, minimum=0, what=f"a head below {model.n_heads}")
+    head2 = as_int("head2", head2, minimum=0, what=f"a head below {model.n_heads}")
+    for name, h in (("head1", head1), ("head2", head2)):
+        if h >= model.n_heads:
+            raise ValueError(f"{name} must be a head below {model.n_heads}; got {h}")
+    _, ov1 = _head_circuits(model, p, 1, head1)
+    qk2, _ = _head_circuits(model, p, 2, head2)
+    with quiet():
+        return finite_result(p["E"] @ qk2 @ (p["E"] @ ov1).T, "E W_QK (E W_OV)^T", "params")
+
+
+def letters_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[str]]:
+    """The token ids of the letters of ``text``: ``a`` is 0, ``b`` is 1, ... (taken modulo ``vocab_size``).
+
+    Letters are read without case; everything else (spaces, digits,
+    punctuation) is skipped. Returns the ids and the letters they came from.
+
+    Examples
+    --------
+    >>> letters_to_tokens("Ab, ca!")
+    ([0, 1, 2, 0], ['a', 'b', 'c', 'a'])
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string; got {type(text).__name__}")
+    vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
+    letters = [c for c in text.lower() if "a" <= c <= "z"]
+    return [(ord(c) - ord("a")) % vocab_size for c in letters], letters
+
+
+def token_letters(ids: Any) -> list[str]:
+    """A label for each token id: ``a`` to ``z`` for the ids 0 to 25 (as :func:`letters_to_tokens` reads them), ``#k`` beyond.
+
+    Examples
+    --------
+    >>> token_letters([0, 2, 25, 30])
+    ['a', 'c', 'z', '#30']
+    """
+    values = as_int_sequence("ids", to_ndarray("ids", ids).tolist(), minimum=0, allow_empty=True)
+    return [chr(ord("a") + t) if t < 26 else f"#{t}" for t in values]
+
+
+def words_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[str]]:
+    """The token ids of the words of ``text``: the first distinct word is 0, the next new word 1, ... (modulo ``vocab_size``).
+
+    Words are runs of letters, read without case. A word that comes back gets
+    the id it had the first time, which is all an induction head needs.
+
+    Examples
+    --------
+    >>> words_to_tokens("the cat saw the cat")
+    ([0, 1, 2, 0, 1], ['the', 'cat', 'saw', 'the', 'cat'])
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string; got {type(text).__name__}")
+    vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
+    words, current = [], ""
+    for c in text.lower() + " ":
+        if "a" <= c <= "z":
+            current += c
+        elif current:
+            words.append(current)
+            current = ""
+    ids: dict[str, int] = {}
+    for w in words:
+        ids.setdefault(w, len(ids) % vocab_size)
+    return [ids[w] for w in words], words
+
+
+#: The settings chapter 17 trains with (one seed takes a few seconds in numpy).
+BOOK: dict[str, Any] = {
+    "vocab_size": 32,
+    "n_positions": 48,
+    "d_model": 32,
+    "n_heads": 1,
+    "half_lengths": (2, 12),
+    "n_sequences": 16,
+    "n_steps": 1200,
+    "lr": 0.015,
+    "final_lr": 0.0005,
+    "probe_seed": 1000,
+}
+
+
+def book_model() -> InductionModel:
+    """The model of chapter 17: :data:`BOOK`'s vocabulary, positions, width and heads.
+
+    Examples
+    --------
+    >>> book_model()
+    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1)
+    """
+    return InductionModel(BOOK["vocab_size"], BOOK["n_positions"], BOOK["d_model"], BOOK["n_heads"])
+
+
+def book_probe(half_lengths: Any = None, n_sequences: int = 64) -> TokenBatch:
+    """The held-out batch of chapter 17 (seeded; its half lengths are :data:`BOOK`'s unless given).
+
+    Examples
+    --------
+    >>> book_probe(6, n_sequences=2).lengths.tolist()
+    [12, 12]
+    """
+    halves = BOOK["half_lengths"] if half_lengths is None else half_lengths
+    return repeated_tokens(n_sequences, BOOK["vocab_size"], halves, seed=BOOK["probe_seed"])
+
+
+def book_run(seed: int, n_steps: int | None = None) -> InductionRun:
+    """Chapter 17's training run for one seed (the seed picks the start and the batches), with :data:`BOOK`'s settings.
+
+    ``n_steps`` (``BOOK["n_steps"]`` unless given) shortens the run, for a quick look. The same seed
+    gives the same run, step for step; runs are kept once made.
+
+    Examples
+    --------
+    >>> book_run(0, n_steps=3).losses.shape
+    (3,)
+    """
+    key = _book_key(seed, n_steps)
+    if key not in _BOOK_RUNS:
+        _BOOK_RUNS[key] = _train_book(key)
+    return _BOOK_RUNS[key]
+
+
+_BOOK_RUNS: dict[tuple[int, int], InductionRun] = {}
+
+
+def _book_key(seed: Any, n_steps: Any) -> tuple[int, int]:
+    seed = as_int("seed", seed, minimum=0, what="a non-negative integer seed")
+    steps = BOOK["n_steps"] if n_steps is None else as_positive_int("n_steps", n_steps)
+    check_size(f"book_run(n_steps={steps}): the record of every step", 3 * steps)
+    return seed, steps
+
+
+def _train_book(key: tuple[int, int]) -> InductionRun:
+    seed, n_steps = key
+    model = book_model()
+    return train_induction(
+        model,
+        model.init(seed),
+        Adam(lr=BOOK["lr"]),
+        n_steps,
+        BOOK["n_sequences"],
+        BOOK["half_lengths"],
+        book_probe(),
+        seed=seed,
+        final_lr=BOOK["final_lr"],
+    )
+
+
+def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> list[InductionRun]:
+    """:func:`book_run` for several seeds, trained in up to ``processes`` worker processes at once.
+
+    Each run is the same whichever process trains it (it depends on its seed only).
+
+    Examples
+    --------
+    >>> book_runs([], processes=2)
+    []
+    """
+    seeds = as_int_sequence("seeds", seeds, minimum=0, allow_empty=True)
+    processes = as_positive_int("processes", processes)
+    keys = [_book_key(s, n_steps) for s in seeds]
+    todo = sorted({k for k in keys if k not in _BOOK_RUNS})
+    if processes > 1 and len(todo) > 1:
+        import multiprocessing
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with multiprocessing.get_context(method).Pool(min(processes, len(todo))) as pool:
+            _BOOK_RUNS.update(zip(todo, pool.map(_train_book, todo)))
+    return [book_run(*k) for k in keys]

@@ -1,0 +1,184 @@
+"""The induction-head model of chapter 17: its backward pass, its data and its scores.
+
+Cheap by design: tiny models and hand-made attention patterns; the chapter's trained numbers are
+checked through its executed outputs (tests/book/test_prose_numbers.py, tests/support/expected_outputs.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlib import core, induction
+from attnlib.backward import central_difference, relative_error
+from attnlib.training import Adam
+
+TINY = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
+
+
+@pytest.mark.parametrize("n_heads", [1, 2])
+def test_every_gradient_matches_finite_differences(n_heads):
+    model = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=n_heads)
+    params = model.init(seed=3)
+    batch = induction.repeated_tokens(3, 5, (2, 3), seed=4)
+    _, grads, _ = model.loss_and_gradients(params, batch)
+    assert list(grads) == [f"d{name}" for name in model.shapes()]
+    for name in params:
+
+        def loss(w, name=name):
+            return model.loss_and_gradients({**params, name: w}, batch)[0]
+
+        numeric = central_difference(loss, params[name])
+        assert relative_error(grads[f"d{name}"], numeric) < 1e-6, name
+
+
+def test_forward_is_the_residual_stream_of_two_attention_layers():
+    params = TINY.init(seed=1)
+    batch = induction.token_batch([[1, 2, 3, 1], [4, 0]], 5)
+    fwd = TINY.forward(params, batch)
+    x = params["E"][batch.tokens] + params["P"][batch.positions]
+    for layer in (1, 2):
+        w = [params[f"{m}{layer}"] for m in ("W_Q", "W_K", "W_V", "W_O")]
+        out, _ = core.multi_head_attention(x, x, *w, n_heads=2, mask=batch.mask)
+        x = x + out
+    np.testing.assert_allclose(fwd.logits, x @ params["W_U"], atol=1e-13)
+    # each sequence sees only itself and its past: the second sequence alone gives the same rows
+    alone = TINY.forward(params, induction.token_batch([[4, 0]], 5))
+    np.testing.assert_allclose(fwd.logits[4:], alone.logits, atol=1e-13)
+    assert np.all(fwd.weights[:, :, 0, 1:] == 0.0)
+
+
+def test_ablation_removes_exactly_that_heads_output():
+    params = TINY.init(seed=2)
+    batch = induction.token_batch([[0, 1, 2, 0, 1, 2]], 5)
+    full = TINY.forward(params, batch)
+    cut = TINY.forward(params, batch, ablate=[(1, 0)])
+    head = full.layers[0].heads[0]
+    removed = head.output @ params["W_O1"][:2]
+    np.testing.assert_allclose(cut.residuals[1], full.residuals[1] - removed, atol=1e-13)
+    assert cut.ablated == ((1, 0),)
+    # zeroing W_O's rows of that head is the same ablation
+    zeroed = {**params, "W_O1": params["W_O1"].copy()}
+    zeroed["W_O1"][:2] = 0.0
+    np.testing.assert_allclose(TINY.forward(zeroed, batch).logits, cut.logits, atol=1e-12)
+
+
+def test_cross_entropy_and_its_gradient():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(4, 3))
+    targets = np.array([2, 0, -1, 1])
+    losses, grad = induction.cross_entropy(logits, targets)
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(losses[[0, 1, 3]], -np.log(p[[0, 1, 3], [2, 0, 1]]), atol=1e-14)
+    assert losses[2] == 0.0 and np.all(grad[2] == 0.0)
+    numeric = central_difference(lambda z: float(induction.cross_entropy(z, targets)[0].sum()), logits)
+    assert relative_error(grad, numeric) < 1e-8
+    # huge logits do not overflow
+    losses, _ = induction.cross_entropy([[1e300, 0.0]], [1])
+    assert losses[0] == 1e300
+
+
+def test_repeated_tokens_repeat_and_the_halves_are_the_right_rows():
+    batch = induction.repeated_tokens(20, 7, (2, 5), seed=0)
+    assert set(batch.halves.tolist()) <= {2, 3, 4, 5} and len(set(batch.halves.tolist())) > 1
+    for start, half in zip(batch.starts, batch.halves):
+        seq = batch.tokens[start : start + 2 * half]
+        assert np.array_equal(seq[:half], seq[half:])
+        assert batch.first_half[start : start + 2 * half].tolist() == [True] * half + [False] * half
+        assert batch.second_half[start : start + 2 * half].tolist() == [False] * half + [True] * (half - 1) + [False]
+    # every second-half row's next token is the one that followed the earlier occurrence
+    rows = np.flatnonzero(batch.second_half)
+    half = np.repeat(batch.halves, batch.lengths)[rows]
+    assert np.array_equal(batch.targets[rows], batch.tokens[rows - half + 1])
+    assert np.array_equal(induction.repeated_tokens(20, 7, (2, 5), seed=0).tokens, batch.tokens)
+
+
+def test_previous_token_score_on_hand_made_patterns():
+    batch = induction.token_batch([[0, 1, 2, 3], [1, 1]], 4)
+    n = batch.rows
+    previous = np.zeros((n, n))
+    previous[0, 0] = previous[4, 4] = 1.0
+    for r in (1, 2, 3, 5):
+        previous[r, r - 1] = 1.0
+    itself = np.eye(n)
+    scores = induction.previous_token_score(np.stack([previous, itself]), batch)
+    assert scores.tolist() == [1.0, 0.0]
+
+
+def test_prefix_matching_score_on_hand_made_patterns():
+    # a b c a b c: rows 3, 4, 5 are the repeat; the token after the earlier occurrence is 1, 2, 3
+    batch = induction.token_batch([[0, 1, 2, 0, 1, 2]], 3, halves=[3])
+    induct = np.zeros((6, 6))
+    for r in range(3):
+        induct[r, r] = 1.0
+    induct[3, 1] = induct[4, 2] = induct[5, 3] = 1.0
+    same_token = np.zeros((6, 6))  # attends to the earlier occurrence itself: no prefix matching
+    for r in range(3):
+        same_token[r, r] = 1.0
+        same_token[r + 3, r] = 1.0
+    scores = induction.prefix_matching_score(np.stack([induct, same_token]), batch)
+    assert scores.tolist() == [1.0, 0.0]
+    assert induction.previous_token_score(induct, batch)[0] == 0.0  # the two scores see different heads
+    with pytest.raises(ValueError, match="no repeated sequence"):
+        induction.prefix_matching_score(induct, induction.token_batch([[0, 1, 2, 0, 1, 2]], 3))
+
+
+def test_composition_scores_see_a_key_that_reads_what_layer_one_wrote():
+    model = induction.InductionModel(vocab_size=4, n_positions=4, d_model=4, n_heads=1)
+    p = {name: np.zeros(shape) for name, shape in model.shapes().items()}
+    # layer 1 writes into dimensions 2, 3 only; layer 2's keys read dimensions 2, 3, its queries 0, 1
+    p["W_V1"][:2, :2] = np.eye(2)
+    p["W_O1"][:2, 2:] = np.eye(2)
+    p["W_Q2"][:2, :2] = np.eye(2)
+    p["W_K2"][2:, :2] = np.eye(2)
+    p["W_V2"][:2, :2] = np.eye(2)
+    p["W_O2"][:2, :2] = np.eye(2)
+    s = induction.composition_scores(model, p)
+    assert s["K"][0, 0] == pytest.approx(1 / np.sqrt(2))  # rank 2 against rank 2: the largest score
+    assert s["Q"][0, 0] == 0.0 and s["V"][0, 0] == 0.0
+
+
+def test_drop_step_finds_the_first_smoothed_crossing():
+    first = np.full(100, 3.0)
+    second = np.where(np.arange(100) < 60, 3.0, 0.1)
+    assert induction.drop_step(first, second, ratio=0.5, window=1) == 60
+    # the running mean of 20 steps crosses 1.5 when 11 of its 20 steps are low
+    assert induction.drop_step(first, second, ratio=0.5, window=20) == 70
+    assert induction.drop_step(first, np.full(100, 3.0)) == -1
+    spike = second.copy()
+    spike[10] = 0.0  # one lucky batch does not count
+    assert induction.drop_step(first, spike, window=20) == 70
+
+
+def test_text_to_tokens():
+    assert induction.letters_to_tokens("Zz a!") == ([25, 25, 0], ["z", "z", "a"])
+    assert induction.words_to_tokens("One two, one THREE")[0] == [0, 1, 0, 2]
+    ids, _ = induction.words_to_tokens(" ".join(f"w{c}" for c in "abc"), vocab_size=2)
+    assert ids == [0, 1, 0]
+
+
+def test_a_few_training_steps_lower_the_loss_and_are_seeded():
+    model = induction.InductionModel(vocab_size=6, n_positions=8, d_model=8, n_heads=2)
+    probe = induction.repeated_tokens(4, 6, (2, 4), seed=9)
+    runs = [induction.train_induction(model, model.init(0), Adam(lr=0.02), 8, 4, (2, 4), probe, seed=1) for _ in range(2)]
+    assert runs[0].losses[-1] < runs[0].losses[0]
+    assert np.array_equal(runs[0].losses, runs[1].losses)
+    with pytest.raises(ValueError, match="positions"):
+        induction.train_induction(model, model.init(0), Adam(), 2, 4, (2, 5), probe)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: induction.token_batch([[0, 7]], 5), "vocab_size - 1"),
+        (lambda: induction.token_batch([[0, 1, 0, 2]], 5, halves=[2]), "repeats"),
+        (lambda: induction.repeated_tokens(2, 5, (4, 3)), "shortest <= longest"),
+        (lambda: TINY.forward(TINY.init(0), induction.token_batch([list(range(5)) * 2], 5)), "6 positions"),
+        (lambda: TINY.forward(TINY.init(0), induction.token_batch([[0]], 5), ablate=[(3, 0)]), "layer"),
+        (lambda: TINY.forward({**TINY.init(0), "E": np.ones((4, 4))}, induction.token_batch([[0]], 5)), "params\\['E'\\]"),
+        (lambda: induction.InductionModel(d_model=6, n_heads=4), "n_heads"),
+    ],
+)
+def test_odd_input_is_refused_by_name(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,0 +1,94 @@
+"""The induction explorer (chapter 17) live on a static page, in chromium: typing moves both maps and the predictions.
+
+The maps are drawn on canvases (48 x 48 cells would not fit a page as tables); the numbers drawn are
+kept on each canvas (``attnlibValues``) and compared here, the predictions are a table. The page is
+the explorer's own cell output (``text/html``) with the files ``frontend.write_modules``
+writes, as the web book serves them; no book build is needed. The weights are a seeded model of the
+chapter's shape (the golden cases hold the JavaScript to attnlib on random weights; this test holds
+what the page *shows* after key presses, a mode change and a shared link to attnlib's numbers).
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.browser import browser_context
+from support.servers import serve
+
+import attnlib.explorers as explorers
+from attnlib import induction
+from attnlib.explorers import frontend
+from attnlib.explorers.kinds.induction import induction_view
+from attnlib.formatting import format_value
+
+pytestmark = pytest.mark.slow
+
+MAP_VALUES = """(view) => { const c = document.querySelector(`.attnlib-live canvas[data-view="${view}"]`);
+  return {values: c.attnlibValues, label: c.getAttribute('aria-label')}; }"""
+PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-view=predictions] tbody tr:not([hidden])')].map(tr =>
+  [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map(td => td.textContent)])"""
+
+
+def _expected(data: dict, text: str, mode: str) -> dict:
+    v = induction_view(data, text, mode)
+    maps = {f"layer{layer + 1}-head0": [[format_value(float(x), 2) for x in row] for row in v["layers"][layer][0]] for layer in range(2)}
+    rows = [[f"{i}:{t}", p, format_value(q, 2)] for i, (t, p, q) in enumerate(zip(v["labels"], v["predicted_labels"], v["probability"]))]
+    return {"maps": maps, "predictions": rows}
+
+
+def _shown(page) -> dict:
+    maps = {}
+    for view in ("layer1-head0", "layer2-head0"):
+        got = page.evaluate(MAP_VALUES, view)
+        n = len(got["values"])
+        assert got["label"].startswith(f"layer {view[5]}, head 0: {n} by {n} attention weights"), got["label"]
+        maps[view] = [[format_value(float(x), 2) for x in row] for row in got["values"]]
+    return {"maps": maps, "predictions": page.evaluate(PREDICTIONS)}
+
+
+def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text(tmp_path):
+    model = induction.book_model()
+    params = induction.book_run(0, n_steps=300).final_params
+    ex = explorers.induction_explorer(params, model)
+    data = ex.weights
+    site = tmp_path / "site"
+    frontend.write_modules(site / "_explorers")
+    html = ex._repr_mimebundle_()[0]["text/html"]
+    page_html = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>induction</title></head>'
+        f'<body><main>{html}</main><script type="module" src="_explorers/host.js"></script></body></html>'
+    )
+    (site / "index.html").write_text(page_html, encoding="utf-8")
+    with serve(site) as base, browser_context(tmp_path / "chromium") as (context, blocker):
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base + "index.html")
+        page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
+        assert _shown(page) == _expected(data, ex.text, ex.mode)
+        box = page.locator(".attnlib-live input.attnlib-text")
+        box.click()
+        page.keyboard.press("End")
+        page.keyboard.type(" the cat")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('8 tokens')")
+        text = box.input_value()
+        assert text == "the cat sat on the mat the cat"
+        assert _shown(page) == _expected(data, text, "words")
+        page.locator(".attnlib-live select.attnlib-mode").select_option("letters")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('23 tokens')")
+        assert _shown(page) == _expected(data, text, "letters")
+        # more than 48 letters: the rest is left out, and the page says so
+        page.keyboard.press("End")
+        box.press("End")
+        box.type(" and the dog sat on the log again and again")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('48 tokens')")
+        assert "left out" in page.locator(".attnlib-live .attnlib-error").inner_text()
+        long_text = box.input_value()
+        assert _shown(page) == _expected(data, long_text, "letters")
+        page.locator(".attnlib-live button.attnlib-copy-link").click()
+        fresh = context.new_page()
+        fresh.goto(page.url)
+        fresh.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
+        assert fresh.locator(".attnlib-live input.attnlib-text").input_value() == long_text
+        assert fresh.locator(".attnlib-live select.attnlib-mode").input_value() == "letters"
+        assert _shown(fresh) == _expected(data, long_text, "letters")
+        assert not errors and not blocker.blocked
