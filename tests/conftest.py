@@ -144,7 +144,7 @@ def binder_env(tmp_path_factory) -> dict:
 # pool of one process per core. jupyter-cache's "local-parallel" executor hands the pool chunks of
 # three notebooks in the book's order, so the long chapters at the end ran one after the other in
 # one process; here the pool takes one notebook at a time, in the order given (the caller passes
-# the book's order reversed: the chapters beyond the post are the long ones).
+# the chapters last to first, then the rest: the chapters beyond the post are the long ones).
 EXECUTE = r"""
 import json, multiprocessing, sys
 from pathlib import Path
@@ -180,7 +180,9 @@ def execution(binder_env, tmp_path_factory) -> dict:
         python = Path(binder_env["env_dir"]) / "bin" / "python"
         script, report, cache = folder / "execute.py", folder / "execution.json", folder / ".jupyter_cache"
         script.write_text(EXECUTE)
-        notebooks = [str(p) for p in reversed(book_notebooks())]  # the long ones first (EXECUTE)
+        numbered = [p for p in book_notebooks() if p.name[:2].isdigit()]
+        rest = [p for p in book_notebooks() if p not in numbered]
+        notebooks = [str(p) for p in [*sorted(numbered, reverse=True), *rest]]  # the long ones first (EXECUTE)
         run = subprocess.run(
             [python, script, cache, str(_book_timeout()), report, *notebooks],
             cwd=ROOT, env=_env_without_venv(python.parent), capture_output=True, text=True,
