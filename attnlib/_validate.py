@@ -194,7 +194,7 @@ def as_positive_int(name: str, value: Any) -> int:
 
 
 def as_seed(name: str, value: Any) -> int:
-    """A random seed: a non-negative integer by the rule of :func:`as_int` (so ``3``, ``np.int64(3)`` and ``3.0``).
+    """A random seed: a non-negative integer by the rule of ``as_int`` (so ``3``, ``np.int64(3)`` and ``3.0``).
 
     Examples
     --------

@@ -1,7 +1,7 @@
 """Per-student variants of the exercises: every exercise's inputs drawn from a seed.
 
 The public face of :mod:`attnlib.exercises`: each exercise is one entry of
-:data:`EXERCISES` (registered by its chapter's module ``attnlib/exercises/chNN.py``)
+``EXERCISES`` (registered by its chapter's module ``attnlib/exercises/chNN.py``)
 holding its draw function, its model answer and its well-posedness check.
 ``seed=None`` gives the book's own numbers, so the web book and self-study
 read as before; an integer seed gives a student's own numbers. Nothing here

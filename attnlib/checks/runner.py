@@ -21,7 +21,7 @@ Every check returns a :class:`CheckResult`, which is truthy exactly when all
 cases passed. The test cells end in ``check_softmax(my_softmax).require()``,
 which raises :class:`CheckFailed` when a case failed: one line under the
 report in a notebook, no traceback, and a failed cell for a grader.
-:func:`check_by_hand` does the same for the numbers of a by-hand exercise:
+``check_by_hand`` does the same for the numbers of a by-hand exercise:
 right or not yet, number by number, without the expected value.
 
 The checks of the implement exercises take an optional ``seed``: with a
@@ -161,7 +161,7 @@ class CheckResult:
 
 
 class CheckFailed(AssertionError):
-    """A self-check that did not pass, raised by :meth:`CheckResult.require`.
+    """A self-check that did not pass, raised by ``CheckResult.require()``.
 
     An ``AssertionError``, so graders treat it like a failed ``assert``. In
     IPython and Jupyter it is shown as one line instead of a traceback: the
@@ -183,7 +183,7 @@ class CheckFailed(AssertionError):
 
 @dataclass(frozen=True)
 class ByHandResult(CheckResult):
-    """The outcome of :func:`check_by_hand`: one case per typed number, each right or not yet.
+    """The outcome of ``check_by_hand``: one case per typed number, each right or not yet.
 
     ``entries`` holds one line per number, in the order of the answer cell.
     The report lists them only while some are not yet right, so a right

@@ -49,7 +49,7 @@ from .registry import EXERCISES, Exercise
 
 __all__ = ["HAND_IN_MIME", "collected", "decode", "encode", "exercise_of_test", "hand_in", "judge", "judge_outputs", "own_functions_called"]
 
-#: The MIME type of a hand-in output: a JSON object ``{"exercise": "9.2", "payload": {...}}``.
+#: The MIME type of a hand-in output, whose data is a JSON object ``{"exercise": "9.2", "payload": {...}}``.
 HAND_IN_MIME = "application/vnd.attnlib.hand-in+json"
 
 #: Tolerances of an implement exercise's comparison with attnlib's reference.

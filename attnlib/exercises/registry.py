@@ -1,4 +1,4 @@
-"""The registry of exercises with per-student variants: one :class:`Exercise` per exercise.
+"""The registry of exercises with per-student variants: one ``Exercise`` entry per exercise.
 
 An entry holds everything the book, the self-checks and the grader need to
 know about one exercise, in one place: how its inputs are drawn from a seed
@@ -63,9 +63,10 @@ __all__ = [
 DECIMALS = 4
 TOLERANCE = 5e-4
 
-#: The kinds of exercise. "by-hand": typed numbers, graded against ``answer``; "implement": a function,
-#: graded on ``calls`` against ``reference``; "measured": a typed estimate, graded by a relative
-#: tolerance (``judge``); "predict": graded by hand, only the numbers in the question vary.
+#: The kinds of exercise, each graded its own way. A "by-hand" exercise is typed numbers, graded against
+#: ``answer``; an "implement" exercise is a function, graded on ``calls`` against ``reference``; a "measured"
+#: one is a typed estimate, graded by a relative tolerance (``judge``); a "predict" one is graded by hand,
+#: and only the numbers in its question vary.
 KINDS = ("by-hand", "implement", "measured", "predict")
 
 #: The ways a course hands out an assignment; each has its own key (see :func:`route_key`).
@@ -107,15 +108,15 @@ class Exercise:
     number:
         ``"9.1"``: chapter and exercise.
     kind:
-        One of :data:`KINDS`.
+        One of ``KINDS``.
     draw:
         ``seed -> Variant``: the book's inputs for ``None``, a student's for an int.
-        Build it with :func:`attnlib.exercises.registry.drawn`, which retries until ``well_posed`` passes.
+        Build it with ``drawn``, which retries until ``well_posed`` passes.
     well_posed:
-        ``Variant -> None``, raising ValueError (use :func:`require`) when a variant is not a fair question.
+        ``Variant -> None``, raising ValueError (use ``require``) when a variant is not a fair question.
     answer:
         By-hand and measured: ``Variant -> {name: value}``, the names the answer cell defines
-        and attnlib's answers for them (rounded to :data:`DECIMALS` as a student types them).
+        and attnlib's answers for them (rounded to ``DECIMALS`` as a student types them).
     function:
         Implement: the name of the function the student writes (``"my_causal_mask"``).
     calls:

@@ -41,7 +41,7 @@ __all__ = [
     "training_view",
 ]
 
-#: Places of the two tables (as the chapter's figures of the same maps): an 8 x 8 table then fits a phone's width.
+#: Decimal places of the two tables, as in the chapter's figures of the same maps, so that an 8 x 8 table fits a phone's width.
 TABLE_DECIMALS = 2
 #: The steps recorded for the explorer (from the chapter's previous-token run).
 RECORD_STEPS = tuple(range(0, 301, 10))

@@ -3,7 +3,8 @@
 // pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
 // golden cases of attnlib/explorers/kinds/induction.py.
 import { matmul } from "./compute.js";
-import { el, read, focusedLayout, listen, formatValue, saveSoon } from "./ui.js";
+import { el, read, focusedLayout, listen, saveSoon } from "./dom.js";
+import { formatValue } from "./format.js";
 
 const MODES = ["letters", "words"];
 const MAX_TEXT = 2000;
