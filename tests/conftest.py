@@ -32,7 +32,7 @@ import pytest
 import yaml
 from hypothesis import settings
 from support.notebooks import book_notebooks
-from support.once import once
+from support.once import once, run_folder
 from support.paths import ARTIFACTS, BIN, CHAPTERS, ROOT
 
 # Kernels started by the tests inherit this environment; a forced backend such as
@@ -47,20 +47,22 @@ settings.load_profile("shared-machine")
 # Kernels, nbgrader and jupyter-book are found in the test environment first.
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
-# The order of the run. The module that starts the chain of expensive fixtures (see the module
-# docstring) runs first, then the long modules that need no build, so that under pytest-xdist one worker builds while the other runs the
-# fast tests; the modules that need the built book run last, the longest first, so that both
-# workers share them once the build is there. Everything else keeps pytest's order in between.
+# The order of the run. Under pytest-xdist the controller makes the chain of expensive fixtures
+# (see the module docstring) in a thread of its own as soon as the workers have collected a test
+# that needs the book (pytest_xdist_node_collection_finished below), so both workers start with
+# the long modules that need no build (nbgrader, the package, JupyterLab), then the fast tests;
+# the modules that need the built book run last, the longest first, so that both workers share
+# them once the build is there. Everything else keeps pytest's order in between.
 FIRST = (
-    "book/test_book_build.py",  # asks for built_book, which makes the whole chain
-    "grading/test_nbgrader.py",  # the long ones that need no build, so that short ones fill the gaps
-    "book/test_repository_url.py",  # short: xdist queues a second module behind the chain's worker
-    "grading/test_per_student.py",
+    "grading/test_per_student.py",  # the long ones that need no build, one per worker, while the chain runs
+    "grading/test_nbgrader.py",
     "package/test_package.py",
     "web/test_browser_explorer.py",
+    "web/test_lab_induction.py",
     "book/test_nbconvert.py",
 )
 LAST = (
+    "book/test_book_build.py",
     "web/test_web_pages.py",  # every page in chromium, light and dark, with axe-core
     "book/test_pdf.py",  # the single-page build, printed, and a web build that links it
     "web/test_web_explorers.py",
@@ -132,10 +134,14 @@ def _make_binder_env(folder: Path) -> dict:
     return {"env_dir": str(env_dir), "probe": probe_out.read_text()}
 
 
+def make_binder_env(tmp_path_factory) -> dict:
+    return once(tmp_path_factory, "binder-env", _make_binder_env)
+
+
 @pytest.fixture(scope="session")
 def binder_env(tmp_path_factory) -> dict:
     """A fresh virtual environment from requirements.txt alone (pip's cache is reused) and what its kernel imported."""
-    return once(tmp_path_factory, "binder-env", _make_binder_env)
+    return make_binder_env(tmp_path_factory)
 
 
 # Run by the Binder environment's Python: every notebook of the book into a new execution cache,
@@ -172,9 +178,8 @@ def _book_timeout() -> int:
     return int(yaml.safe_load((ROOT / "_config.yml").read_text())["execute"]["timeout"])
 
 
-@pytest.fixture(scope="session")
-def execution(binder_env, tmp_path_factory) -> dict:
-    """Every notebook of the book executed once by the Binder environment's kernel, into an execution cache."""
+def make_execution(tmp_path_factory) -> dict:
+    binder_env = make_binder_env(tmp_path_factory)
 
     def make(folder: Path) -> dict:
         python = Path(binder_env["env_dir"]) / "bin" / "python"
@@ -197,6 +202,12 @@ def execution(binder_env, tmp_path_factory) -> dict:
     return once(tmp_path_factory, "execution", make)
 
 
+@pytest.fixture(scope="session")
+def execution(binder_env, tmp_path_factory) -> dict:
+    """Every notebook of the book executed once by the Binder environment's kernel, into an execution cache."""
+    return make_execution(tmp_path_factory)
+
+
 def _build(jupyter_book: Path, folder: Path, cache: str, env: dict) -> subprocess.Popen:
     """Start ``jupyter-book build . -W -n --keep-going`` into ``folder``, from a copy of the execution cache."""
     shutil.copytree(cache, folder / "_build" / ".jupyter_cache")
@@ -205,13 +216,8 @@ def _build(jupyter_book: Path, folder: Path, cache: str, env: dict) -> subproces
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
 
 
-@pytest.fixture(scope="session")
-def books(binder_env, execution, tmp_path_factory) -> dict:
-    """The run's two strict builds, side by side from the one execution (a process each, one per core).
-
-    ``binder``: the Jupyter Book convention with the Binder environment's own jupyter-book (no
-    JupyterLite tools there); ``strict``: the test environment's build, JupyterLite site included.
-    """
+def make_books(tmp_path_factory) -> dict:
+    binder_env, execution = make_binder_env(tmp_path_factory), make_execution(tmp_path_factory)
 
     def make(folder: Path) -> dict:
         env_bin = Path(binder_env["env_dir"]) / "bin"
@@ -231,6 +237,16 @@ def books(binder_env, execution, tmp_path_factory) -> dict:
         return {**made, "build_seconds": round(time.perf_counter() - start, 1)}
 
     return once(tmp_path_factory, "books", make)
+
+
+@pytest.fixture(scope="session")
+def books(binder_env, execution, tmp_path_factory) -> dict:
+    """The run's two strict builds, side by side from the one execution (a process each, one per core).
+
+    ``binder``: the Jupyter Book convention with the Binder environment's own jupyter-book (no
+    JupyterLite tools there); ``strict``: the test environment's build, JupyterLite site included.
+    """
+    return make_books(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
@@ -313,6 +329,14 @@ def pytest_terminal_summary(terminalreporter):
             t = json.loads(line)
             span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0])
             span[0], span[1], span[2] = min(span[0], t["start"]), max(span[1], t["end"]), span[2] + 1
+    if _CHAIN:
+        folder = run_folder(terminalreporter.config._tmp_path_factory)
+        made = {
+            n: json.loads((folder / f"{n}.json").read_text())
+            for n in ("binder-env", "execution", "books")
+            if (folder / f"{n}.json").exists()
+        }
+        terminalreporter.write_line("the chain, made by the controller: " + ", ".join(f"{n} {m['seconds']:.0f} s" for n, m in made.items()))
     if not spans:
         return
     rows = sorted(spans.items(), key=lambda kv: kv[1][0])
@@ -324,3 +348,28 @@ def pytest_terminal_summary(terminalreporter):
         if end - start >= 5:
             at, to = start - _RUN_START, end - _RUN_START
             terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {n:4d} tests  {module}")
+
+
+# --- the chain in the background --------------------------------------------------------------
+#: Test modules that need no build although they sit in book/ or web/ (JupyterLab only).
+WITHOUT_THE_BOOK = ("tests/web/test_browser_explorer.py", "tests/web/test_lab_induction.py")
+_CHAIN: list = []
+
+
+def _chain_in_background(tmp_path_factory) -> None:
+    try:
+        make_books(tmp_path_factory)
+    except BaseException:  # noqa: BLE001 - once() recorded it: the fixtures report it in the tests that need it
+        pass
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """In the controller: start the chain once a worker has collected a test that needs the built book."""
+    needs = any(i.startswith(("tests/book/", "tests/web/")) and not i.startswith(WITHOUT_THE_BOOK) for i in ids)
+    if needs and not _CHAIN:
+        import threading
+
+        thread = threading.Thread(target=_chain_in_background, args=(node.config._tmp_path_factory,), daemon=True)
+        _CHAIN.append(thread)
+        thread.start()
