@@ -48,7 +48,7 @@ from ._validate import (
     to_ndarray,
 )
 from .backward import AttentionGradients, attention_backward_from, projection_gradients
-from .core import MultiHeadResult, multi_head_parts
+from .core import MultiHeadResult, head_width, multi_head_parts
 from .training import Adam
 
 __all__ = [
@@ -358,8 +358,7 @@ class InductionModel:
         object.__setattr__(self, "vocab_size", as_int("vocab_size", self.vocab_size, minimum=2, what="an integer >= 2"))
         for name in ("n_positions", "d_model", "n_heads"):
             object.__setattr__(self, name, as_positive_int(name, getattr(self, name)))
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads={self.n_heads} does not divide d_model={self.d_model}; every head needs d_model/n_heads columns")
+        head_width(self.d_model, self.n_heads)  # n_heads must divide d_model
         check_size(
             f"InductionModel(d_model={self.d_model}): its matrices",
             self.d_model * (8 * self.d_model + 2 * self.vocab_size + self.n_positions),

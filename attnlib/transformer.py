@@ -44,7 +44,7 @@ import numpy as np
 from ._memory import check_size
 from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
 from .backward import attention_backward_from
-from .core import AttentionResult, attention, attention_parameter_count, causal_mask
+from .core import AttentionResult, attention, attention_parameter_count, causal_mask, head_width
 from .cost import attention_flops
 
 __all__ = [
@@ -505,9 +505,7 @@ def params_from_torch(state_dict: Any) -> dict[str, np.ndarray]:
 
 def _d_head(d_model: int, n_heads: Any) -> tuple[int, int]:
     h = as_positive_int("n_heads", n_heads)
-    if d_model % h:
-        raise ValueError(f"n_heads={h} does not divide d_model={d_model}; every head needs d_model/n_heads columns")
-    return h, d_model // h
+    return h, head_width(d_model, h)
 
 
 def head_blocks(params: Any, n_heads: int) -> dict[str, list[np.ndarray]]:
