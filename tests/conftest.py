@@ -68,9 +68,7 @@ LAST = (
     "web/test_web_explorers.py",
     "web/test_web_reading.py",
     "web/test_lite_browser.py",
-    "web/test_web_explorers_fit.py",  # short ones that also need the build: after the long ones
-    "web/test_web_toy_kind.py",
-    "web/test_web_induction.py",
+    "web/test_web_explorers_fit.py",  # short, and it needs the build: after the long ones
     "web/test_cheatsheet_print.py",
     "book/test_lite.py",
     "book/test_binder_env.py",
