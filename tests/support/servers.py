@@ -149,3 +149,16 @@ KERNEL_IDLE_JS = """() => {
 ALL_CELLS_RAN_JS = """() => { const w = window.jupyterapp.shell.currentWidget;
   return w.sessionContext.session.kernel.status === 'idle'
          && [...w.content.widgets].every(c => c.model.type !== 'code' || c.model.executionCount); }"""
+
+#: JavaScript for JupyterLab's page: run code in the current notebook's kernel and return what it printed
+RUN_IN_KERNEL = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, store_history: false});
+  let out = '';
+  future.onIOPub = (msg) => {
+    if (msg.header.msg_type === 'stream') out += msg.content.text;
+    if (msg.header.msg_type === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return out;
+}"""

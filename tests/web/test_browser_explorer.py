@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from support.browser import browser_context
 from support.paths import ROOT
-from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, jupyterlab
+from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, RUN_IN_KERNEL, jupyterlab
 
 import attnlib
 from attnlib.explorers.kinds import blocks, training
@@ -47,18 +47,6 @@ READ_VIEW = """(view) => {
   return rows;
 }"""
 
-# JavaScript: run code in the notebook's kernel and return what it printed
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, store_history: false});
-  let out = '';
-  future.onIOPub = (msg) => {
-    if (msg.header.msg_type === 'stream') out += msg.content.text;
-    if (msg.header.msg_type === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
-  };
-  await future.done;
-  return out;
-}"""
 
 KERNEL_STATE = (
     "import json; print(json.dumps({'W_Q': ex.W_Q.tolist(), 'weights': ex.result.weights.tolist(), 'output': ex.result.output.tolist()}))"

@@ -14,7 +14,7 @@ import time
 import nbformat
 import pytest
 from support.browser import browser_context
-from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, jupyterlab
+from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, RUN_IN_KERNEL, jupyterlab
 
 from attnlib import induction
 from attnlib.explorers.kinds.induction import induction_data, induction_view
@@ -31,17 +31,6 @@ CELL = (
 MAPS = """() => ['layer1-head0', 'layer2-head0'].map(v => document.querySelector(`.attnlib-live canvas[data-view="${v}"]`).attnlibValues)"""
 PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-view=predictions] tbody tr:not([hidden])')].map(tr =>
   [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map(td => td.textContent)])"""
-RUN_IN_KERNEL = """async (code) => {
-  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
-  const future = kernel.requestExecute({code, store_history: false});
-  let out = '';
-  future.onIOPub = (msg) => {
-    if (msg.header.msg_type === 'stream') out += msg.content.text;
-    if (msg.header.msg_type === 'error') out += 'ERROR ' + msg.content.ename + ': ' + msg.content.evalue;
-  };
-  await future.done;
-  return out;
-}"""
 KERNEL_STATE = "import json; print(json.dumps({'text': ex.text, 'predicted': ex.result['predicted_labels']}))"
 
 
