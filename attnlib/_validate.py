@@ -20,6 +20,9 @@ The rules, in one place:
   that overflowed float64 raises a :class:`ValueError` saying so and naming
   the inputs. Floating-point warnings are silenced inside attnlib
   (:func:`quiet`), since every result is checked instead.
+* **Names and records** (:func:`as_text`, :func:`as_instance`): a name (a student
+  id, a key) is a non-empty ``str``; a record argument (a ``Variant``) is an
+  instance of its class, never a look-alike dict.
 * **Sizes** (:func:`attnlib._memory.check_size`): an array that could not fit
   in memory is refused before it is allocated, with the number of bytes it
   would need.
@@ -37,6 +40,7 @@ __all__ = [
     "as_array",
     "as_bool_matrix",
     "as_flag",
+    "as_instance",
     "as_int",
     "as_int_sequence",
     "as_matrix",
@@ -45,6 +49,7 @@ __all__ = [
     "as_real",
     "as_rng",
     "as_seed",
+    "as_text",
     "finite_result",
     "quiet",
     "real_scalar",
@@ -380,3 +385,37 @@ def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
             f"(0-based; rows {empty.tolist()}) with no key it may attend to; its softmax is undefined"
         )
     return arr.copy()
+
+
+def as_text(name: str, value: Any) -> str:
+    """A non-empty string (a student id, an assignment, a key): not bytes, a number or a list.
+
+    Examples
+    --------
+    >>> as_text("key", "k")
+    'k'
+    >>> as_text("key", b"k")
+    Traceback (most recent call last):
+    ...
+    ValueError: key must be a non-empty string, got b'k'
+    """
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string, got {_describe(value)}")
+    return value
+
+
+def as_instance(name: str, value: Any, cls: type | tuple[type, ...], what: str) -> Any:
+    """``value`` unchanged if it is an instance of ``cls``; otherwise a ValueError naming ``name`` and ``what`` was expected.
+
+    Examples
+    --------
+    >>> as_instance("sink", [], list, "None or a list")
+    []
+    >>> as_instance("sink", (), list, "None or a list")
+    Traceback (most recent call last):
+    ...
+    ValueError: sink must be None or a list, got () (tuple)
+    """
+    if not isinstance(value, cls):
+        raise ValueError(f"{name} must be {what}, got {_describe(value)} ({type(value).__name__})")
+    return value

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import blocked, cost
+from .._validate import real_scalar
 from ..checks.runner import (
     CheckResult,
     _Case,
@@ -103,11 +104,10 @@ def blocked_memory_prediction(seed: int | None = None) -> Variant:
 
 
 def _judge_15_3(v: Variant, handed: dict[str, Any]) -> list[str]:
-    """The prediction must lie within 2 % of the chapter's working-set model."""
+    """The prediction must lie within 2 % of the chapter's working-set model (one finite real number, not a list or a bool)."""
     model = cost.blocked_working_set_bytes(v.n, v.d, v.block, "float64", input_copies=True)
-    try:
-        given = float(handed.get("predicted_bytes"))
-    except (TypeError, ValueError):
+    given = real_scalar(handed.get("predicted_bytes"))
+    if given is None or not np.isfinite(given):
         return ["predicted_bytes is not one number"]
     return [] if abs(given - model) <= 0.02 * model else ["predicted_bytes is more than 2 % away from the working-set model"]
 

@@ -38,13 +38,16 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import sys
 import threading
-from collections.abc import Callable, Iterator
+import types
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from .._validate import as_instance, as_seed
 from .registry import EXERCISES, Exercise
 
 __all__ = ["HAND_IN_MIME", "collected", "decode", "encode", "exercise_of_test", "hand_in", "judge", "judge_outputs", "own_functions_called"]
@@ -57,20 +60,29 @@ ATOL = RTOL = 1e-6
 
 
 def _entry(number: str) -> Exercise:
-    if number not in EXERCISES or not EXERCISES[number].graded_outside:
+    if not isinstance(number, str) or number not in EXERCISES or not EXERCISES[number].graded_outside:
         graded = sorted(n for n, e in EXERCISES.items() if e.graded_outside)
-        raise ValueError(f"exercise must be one of the autograded exercises {graded}, got {number!r}")
+        raise ValueError(f"exercise must be one of the autograded exercises {graded}, got {number!r:.60}")
     return EXERCISES[number]
 
 
 def exercise_of_test(grade_id: str) -> Exercise | None:
     """The autograded exercise whose test cell has grade id ``grade_id`` (None for other cells).
 
+    The grade id comes from a submitted notebook's cell metadata, which a
+    student can edit, and the nbgrader plugins call this for every graded
+    cell: so anything that is not exactly a test cell's id, a value that is not
+    a string included, gives None and never an exception.
+
     Examples
     --------
     >>> exercise_of_test("ch09-ex2-test").number, exercise_of_test("ch09-ex4-written")
     ('9.2', None)
+    >>> exercise_of_test(["ch09-ex2-test"]) is None
+    True
     """
+    if not isinstance(grade_id, str):
+        return None
     for entry in EXERCISES.values():
         if entry.graded_outside and entry.test_id == grade_id:
             return entry
@@ -105,16 +117,34 @@ def encode(value: Any) -> dict[str, Any]:
 
 
 def decode(obj: Any) -> np.ndarray | str:
-    """The array :func:`encode` wrote, or a sentence saying why there is none."""
+    """The array :func:`encode` wrote, or a sentence saying why there is none.
+
+    ``obj`` comes from a student's kernel, so anything else (hex lists with
+    bad entries or another length than the shape, shapes that are not lists of
+    integers) gives the sentence, never an exception.
+
+    Examples
+    --------
+    >>> decode({"shape": [2], "bool": False, "hex": ["0x1p-1", "-inf"]})
+    array([ 0.5, -inf])
+    >>> decode({"shape": [10**400], "hex": ["0x1p-1"]}), decode(5)
+    ('nothing readable was handed in', 'nothing readable was handed in')
+    """
+    unreadable = "nothing readable was handed in"
     if not isinstance(obj, dict):
-        return "nothing readable was handed in"
+        return unreadable
     if "text" in obj:
-        return f"it is {obj['text']}, not a number"
+        return f"it is {str(obj['text'])[:80]}, not a number"
+    hexes, shape = obj.get("hex"), obj.get("shape")
+    if not isinstance(hexes, list) or not isinstance(shape, list) or not all(isinstance(h, str) for h in hexes):
+        return unreadable
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape) or math.prod(shape) != len(hexes):
+        return unreadable
     try:
-        arr = np.array([float.fromhex(h) for h in obj["hex"]], dtype=float).reshape(obj["shape"])
-    except (KeyError, TypeError, ValueError):
-        return "nothing readable was handed in"
-    return arr.astype(bool) if obj.get("bool") else arr
+        arr = np.array([float.fromhex(h) for h in hexes], dtype=float).reshape(shape)
+    except (TypeError, ValueError, OverflowError):
+        return unreadable
+    return arr.astype(bool) if obj.get("bool") is True else arr
 
 
 # --- in the student's kernel ------------------------------------------------------------------
@@ -124,9 +154,12 @@ def _code_of(fn: Callable[..., Any]) -> Any:
     return getattr(inspect.unwrap(fn), "__code__", None)
 
 
-@contextlib.contextmanager
-def own_functions_called(own: tuple[Callable[..., Any], ...]) -> Iterator[list[str]]:
+def own_functions_called(own: tuple[Callable[..., Any], ...]) -> contextlib.AbstractContextManager[list[str]]:
     """Watch for calls of the functions ``own`` (by their code, so aliases and wrappers count); yields their names.
+
+    ``own`` is a tuple (or list) of functions; anything else is refused when
+    it is called, before anything is watched. Functions without Python code
+    (built-ins) cannot be watched and are passed over.
 
     Examples
     --------
@@ -135,8 +168,19 @@ def own_functions_called(own: tuple[Callable[..., Any], ...]) -> Iterator[list[s
     ...     _ = (lambda n: attnlib.causal_mask(n))(3)
     >>> hit
     ['causal_mask']
+    >>> own_functions_called(attnlib.causal_mask)
+    Traceback (most recent call last):
+    ...
+    ValueError: own must be a tuple or list of functions, got <function causal_mask at ...> (function)
     """
-    codes = {c: fn.__name__ for fn in own if (c := _code_of(fn)) is not None}
+    as_instance("own", own, (tuple, list), "a tuple or list of functions")
+    if not all(callable(fn) for fn in own):
+        raise ValueError(f"own must be a tuple or list of functions; it holds {next(fn for fn in own if not callable(fn))!r:.60}")
+    return _watching({c: fn.__name__ for fn in own if isinstance(c := _code_of(fn), types.CodeType)})
+
+
+@contextlib.contextmanager
+def _watching(codes: dict[Any, str]) -> Iterator[list[str]]:
     hit: list[str] = []
 
     def watch(frame: Any, event: str, arg: Any) -> None:
@@ -154,7 +198,7 @@ def own_functions_called(own: tuple[Callable[..., Any], ...]) -> Iterator[list[s
 
 
 def _own_message(entry: Exercise, names: list[str]) -> str:
-    return f"{entry.function} is attnlib's own {' / '.join(names)} (or calls it): the exercise is to write it yourself."
+    return f"{entry.function or 'your answer'} is attnlib's own {' / '.join(names)} (or calls it): the exercise is to write it yourself."
 
 
 def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any]:
@@ -164,7 +208,7 @@ def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any
     if entry.kind != "implement":
         names = list(entry.answer(v)) if entry.answer else []
         return {"answers": {n: encode(namespace[n]) if n in namespace else {"text": "(not defined)"} for n in names}}
-    fn = namespace.get(entry.function) if hasattr(namespace, "get") else None
+    fn = namespace.get(entry.function)
     if not callable(fn):
         return {"error": f"{entry.function} is not defined as a function"}
     outputs = []
@@ -209,8 +253,25 @@ def hand_in(exercise: str, seed: int | None, namespace: Any, sink: list[dict[str
     inside :func:`collected`, it is appended to that list instead. A function that is
     attnlib's own, or a wrong answer, raises AssertionError here as well, so the
     student reads why (this verdict is not trusted; the grader judges again).
+    ``namespace`` must be a mapping (the notebook's ``globals()``), ``sink``
+    None or a list; odd values *in* the namespace are the student's answer and
+    give that AssertionError, never another exception.
+
+    Examples
+    --------
+    >>> hand_in("6.1", None, {"o3_by_hand": 10**400}, sink=[])
+    Traceback (most recent call last):
+    ...
+    AssertionError: o3_by_hand: it is (an array of object, not real numbers), not a number
+    >>> hand_in("6.1", None, [("o3_by_hand", [0.5, 0.5])], sink=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: namespace must be a mapping of names to values (the notebook's globals()), got [('o3_by_hand', [0.5, 0.5])] (list)
     """
     entry = _entry(exercise)
+    as_instance("namespace", namespace, Mapping, "a mapping of names to values (the notebook's globals())")
+    if sink is not None:
+        as_instance("sink", sink, list, "None or a list")
     record = {"exercise": exercise, "payload": _payload(entry, seed, namespace)}
     sink = _collector if sink is None else sink
     if sink is not None:
@@ -257,28 +318,50 @@ def _same(got: np.ndarray | str, want: Any, exact_zero: bool) -> str | None:
     return None
 
 
+def _text(value: Any, fallback: str) -> str:
+    """A message a student's kernel handed in, shortened; ``fallback`` when it is not a non-empty string."""
+    return value[:500] if isinstance(value, str) and value else fallback
+
+
 def judge(exercise: str, seed: int | None, payload: Any) -> list[str]:
     """The failures of one hand-in, judged with this process's own attnlib (empty: full marks).
 
-    Messages name the part that is wrong, never the expected value.
+    Messages name the part that is wrong, never the expected value. ``payload``
+    comes from the student's kernel: whatever it holds, the result is a list
+    of messages (a payload that is not what :func:`hand_in` writes gets at
+    least one, so 0 marks), never an exception. ``exercise`` and ``seed`` come
+    from the grader and are checked (a ValueError naming them).
+
+    Examples
+    --------
+    >>> judge("9.1", None, {"answers": 5})
+    ['nothing readable was handed in']
+    >>> judge("9.2", None, {"own": None})
+    ["my_causal_mask is attnlib's own implementation (or calls it): the exercise is to write it yourself."]
     """
     entry = _entry(exercise)
     v = entry.draw(seed)
+    unreadable = "nothing readable was handed in"
     if not isinstance(payload, dict):
-        return ["nothing readable was handed in"]
+        return [unreadable]
     if "own" in payload:
-        return [_own_message(entry, list(payload["own"]))]
+        own = payload["own"]
+        names = [n[:60] for n in own if isinstance(n, str) and n][:5] if isinstance(own, list) else []
+        return [_own_message(entry, names or ["implementation"])]
     if "error" in payload:
-        return [str(payload["error"])]
+        return [_text(payload["error"], unreadable)]
     if entry.kind != "implement":
-        handed = {name: decode(obj) for name, obj in dict(payload.get("answers", {})).items()}
+        answered = payload.get("answers")
+        if not isinstance(answered, dict):
+            return [unreadable]
         expected = entry.answer(v) if entry.answer else {}
-        missing = [f"{name} was not handed in" for name in expected if name not in handed]
+        missing = [f"{name} was not handed in" for name in expected if name not in answered]
         if missing:
             return missing
-        unreadable = [f"{name}: {value}" for name, value in handed.items() if isinstance(value, str)]
-        if unreadable:
-            return unreadable
+        handed = {name: decode(answered[name]) for name in expected}
+        unreadable_names = [f"{name}: {value}" for name, value in handed.items() if isinstance(value, str)]
+        if unreadable_names:
+            return unreadable_names
         if entry.judge is not None:
             return entry.judge(v, handed)
         from .registry import agrees
@@ -293,17 +376,38 @@ def judge(exercise: str, seed: int | None, payload: Any) -> list[str]:
     failures = []
     for k, (args, out) in enumerate(zip(calls, outputs, strict=True), start=1):
         if isinstance(out, dict) and "error" in out:
-            failures.append(f"call {k} of {len(calls)}: {out['error']}")
+            failures.append(f"call {k} of {len(calls)}: {_text(out['error'], 'your function raised an error')}")
             continue
-        why = _same(decode(out), entry.reference(*args), entry.exact_zero)
+        with np.errstate(all="ignore"):
+            why = _same(decode(out), entry.reference(*args), entry.exact_zero)
         if why:
             failures.append(f"call {k} of {len(calls)}: {why}")
     return failures
 
 
 def judge_outputs(exercise: str, seed: int | None, outputs: list[Any]) -> list[str]:
-    """Judge the hand-in among a test cell's ``outputs`` (exactly one is expected)."""
-    records = [o["data"][HAND_IN_MIME] for o in outputs if o.get("output_type") == "display_data" and HAND_IN_MIME in o.get("data", {})]
+    """Judge the hand-in among a test cell's ``outputs`` (exactly one is expected).
+
+    ``outputs`` are the cell's outputs as nbgrader stores them; like a
+    payload they come from the student's kernel, so outputs that are not a
+    list, outputs that are not dicts or whose ``"data"`` is not a dict are
+    passed over (nothing handed in: 0 marks), never an exception.
+
+    Examples
+    --------
+    >>> judge_outputs("9.1", None, [{"output_type": "display_data", "data": 5}])
+    ['exercise 9.1: nothing was handed in for grading (the test cell did not run to its end)']
+    """
+    _entry(exercise)
+    if seed is not None:
+        as_seed("seed", seed)
+    if not isinstance(outputs, list):
+        return [f"exercise {exercise}: the test cell's outputs are not readable, so nothing was handed in"]
+    records = [
+        o["data"][HAND_IN_MIME]
+        for o in outputs
+        if isinstance(o, dict) and o.get("output_type") == "display_data" and isinstance(o.get("data"), dict) and HAND_IN_MIME in o["data"]
+    ]
     if not records:
         return [f"exercise {exercise}: nothing was handed in for grading (the test cell did not run to its end)"]
     if len(records) > 1:

@@ -33,13 +33,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._validate import as_seed
+from .._validate import as_instance, as_seed, as_text, quiet
 
 __all__ = [
     "DECIMALS",
@@ -173,8 +174,22 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {}
 
 
+#: An exercise number: chapter and exercise, both positive, "9.1".
+_NUMBER = re.compile(r"[1-9][0-9]*\.[1-9][0-9]*")
+
+
+def _callable(name: str, value: Any, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if not callable(value):
+        raise ValueError(f"{name} must be {'None or ' if optional else ''}a function, got {value!r:.60} ({type(value).__name__})")
+
+
 def register(exercise: Exercise) -> Exercise:
     """Add one exercise to :data:`EXERCISES` (each chapter module calls this once per exercise).
+
+    The entry is checked first: an :class:`Exercise`, its number ``"chapter.exercise"``
+    (positive integers), a known kind, functions where functions belong and what its kind needs.
 
     Examples
     --------
@@ -182,23 +197,92 @@ def register(exercise: Exercise) -> Exercise:
     Traceback (most recent call last):
     ...
     ValueError: exercise 6.1 is registered twice
+    >>> register("6.1")
+    Traceback (most recent call last):
+    ...
+    ValueError: exercise must be an Exercise entry, got '6.1' (str)
     """
+    as_instance("exercise", exercise, Exercise, "an Exercise entry")
+    number = exercise.number
+    if not isinstance(number, str) or not _NUMBER.fullmatch(number):
+        raise ValueError(f"exercise.number must be 'chapter.exercise' such as '9.1' (a string), got {number!r:.60}")
     if exercise.kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {exercise.kind!r}")
-    if exercise.number in EXERCISES:
-        raise ValueError(f"exercise {exercise.number} is registered twice")
+        raise ValueError(f"exercise.kind must be one of {KINDS}, got {exercise.kind!r:.60}")
+    _callable("exercise.draw", exercise.draw, optional=False)
+    _callable("exercise.well_posed", exercise.well_posed, optional=False)
+    for part in ("answer", "calls", "reference", "judge", "check"):
+        _callable(f"exercise.{part}", getattr(exercise, part))
+    own = exercise.own
+    if not isinstance(own, (tuple, list)) or not all(callable(fn) for fn in own):
+        raise ValueError(f"exercise.own must be a tuple of functions, got {own!r:.60}")
+    if exercise.function is not None and not (isinstance(exercise.function, str) and exercise.function.isidentifier()):
+        raise ValueError(f"exercise.function must be None or a Python name, got {exercise.function!r:.60}")
+    if not isinstance(exercise.exact_zero, bool):
+        raise ValueError(f"exercise.exact_zero must be True or False, got {exercise.exact_zero!r:.60}")
+    if number in EXERCISES:
+        raise ValueError(f"exercise {number} is registered twice")
     if exercise.kind in ("by-hand", "measured") and exercise.answer is None:
-        raise ValueError(f"exercise {exercise.number}: a {exercise.kind} exercise needs an answer function")
+        raise ValueError(f"exercise {number}: a {exercise.kind} exercise needs an answer function")
     if exercise.kind == "implement" and not (exercise.function and exercise.calls and exercise.reference):
-        raise ValueError(f"exercise {exercise.number}: an implement exercise needs function, calls and reference")
-    EXERCISES[exercise.number] = exercise
+        raise ValueError(f"exercise {number}: an implement exercise needs function, calls and reference")
+    EXERCISES[number] = exercise
     return exercise
 
 
 def _entry(number: Any) -> Exercise:
-    if number not in EXERCISES:
-        raise ValueError(f"exercise must be one of the exercises with variants, got {number!r}")
+    if not isinstance(number, str) or number not in EXERCISES:
+        raise ValueError(f"exercise must be one of the exercises with variants, got {number!r:.60}")
     return EXERCISES[number]
+
+
+def _input_kind(x: Any) -> tuple[Any, ...]:
+    """What kind of input ``x`` is: an array (dtype kind, dimensions), a number, a bool, text, a tuple, ..."""
+    if isinstance(x, np.ndarray):
+        return ("an array", x.dtype.kind, x.ndim)
+    if isinstance(x, (bool, np.bool_)):
+        return ("a bool",)
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return ("a number",)
+    return (f"a {type(x).__name__}",)
+
+
+#: Exercise number -> the kind of each input its draw gives (read from the book's variant once).
+_INPUT_KINDS: dict[str, dict[str, tuple[Any, ...]]] = {}
+
+
+def _checked_variant(v: Any) -> Exercise:
+    """The entry of the variant ``v``, after checking that ``v`` is a Variant with its exercise's inputs."""
+    as_instance("v", v, Variant, "a Variant (from variant() or a draw function such as uniform_row_by_hand())")
+    number = object.__getattribute__(v, "exercise")
+    if not isinstance(number, str) or number not in EXERCISES:
+        raise ValueError(f"v is a variant of {number!r:.60}, which is not one of the exercises with variants")
+    entry = EXERCISES[number]
+    inputs = object.__getattribute__(v, "inputs")
+    if not isinstance(inputs, dict):
+        raise ValueError(f"v.inputs must be a dict of the exercise's inputs, got {type(inputs).__name__}")
+    if number not in _INPUT_KINDS:
+        _INPUT_KINDS[number] = {k: _input_kind(x) for k, x in entry.draw(None).inputs.items()}
+    kinds = _INPUT_KINDS[number]
+    missing = sorted(set(kinds) - set(inputs))
+    if missing:
+        raise ValueError(f"v (exercise {number}) lacks the inputs {missing} that the exercise's draw gives")
+    for name, kind in kinds.items():
+        if _input_kind(inputs[name]) != kind:
+            what = " of dtype kind {!r} with {} dimension(s)".format(*kind[1:]) if kind[0] == "an array" else ""
+            raise ValueError(f"v.inputs[{name!r}] must be {kind[0]}{what}, as exercise {number}'s draw gives; got {inputs[name]!r:.60}")
+    return entry
+
+
+def _on_variant(fn: Callable[[Variant], Any], v: Variant) -> Any:
+    """``fn(v)``, where inputs of the wrong type (a hand-made Variant) give a ValueError naming ``v``."""
+    try:
+        with quiet():
+            return fn(v)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise ValueError(
+            f"v: the inputs of this variant of exercise {v.exercise} are not what its draw gives "
+            f"({type(exc).__name__}); draw it with variant({v.exercise!r}, seed)"
+        ) from None
 
 
 def variant(exercise: str, seed: int | None = None) -> Variant:
@@ -220,43 +304,77 @@ def answers(v: Variant) -> dict[str, Any]:
     """The model answers of a by-hand (or measured) exercise, computed by attnlib from the variant's inputs.
 
     Keys are the names the answer cell defines; numbers are rounded to four
-    decimals, as a student would type them (integers stay integers).
+    decimals, as a student would type them (integers stay integers). ``v``
+    must be a :class:`Variant` of a registered exercise that has an answer,
+    holding the inputs its draw gives; anything else is a ValueError naming ``v``.
+
+    Examples
+    --------
+    >>> answers(variant("9.1"))
+    {'masked_row': [0.5875, 0.0, 0.4125]}
+    >>> answers(Variant("9.1", None, {}))
+    Traceback (most recent call last):
+    ...
+    ValueError: v (exercise 9.1) lacks the inputs ['X', 'allowed', 'padded', 'query', 'scores'] that the exercise's draw gives
     """
-    entry = EXERCISES.get(v.exercise)
-    if entry is None:
-        raise ValueError(f"unknown exercise {v.exercise!r}")
+    entry = _checked_variant(v)
     if entry.answer is None:
-        raise ValueError(f"exercise {v.exercise} has no by-hand answer (it is {entry.kind})")
-    return entry.answer(v)
+        raise ValueError(f"v is a variant of exercise {v.exercise}, which has no by-hand answer (it is {entry.kind})")
+    return _on_variant(entry.answer, v)
 
 
 def check_well_posed(v: Variant) -> None:
-    """Raise ValueError if the variant ``v`` is not a fair question (its exercise's ``well_posed``)."""
-    _entry(v.exercise).well_posed(v)
+    """Raise ValueError if the variant ``v`` is not a fair question (its exercise's ``well_posed``).
+
+    ``v`` is checked as by :func:`answers`.
+
+    Examples
+    --------
+    >>> check_well_posed(variant("9.1", 3))
+    >>> check_well_posed({"exercise": "9.1"})
+    Traceback (most recent call last):
+    ...
+    ValueError: v must be a Variant (from variant() or a draw function such as uniform_row_by_hand()), got {'exercise': '9.1'} (dict)
+    """
+    _on_variant(_checked_variant(v).well_posed, v)
+
+
+def _typed_numbers(x: Any) -> np.ndarray | None:
+    """``x`` as a float array if it holds real numbers only (not text, booleans, complex numbers, None or huge ints)."""
+    if isinstance(x, (str, bytes, np.ma.MaskedArray)):
+        return None
+    try:
+        arr = np.asarray(x)
+    except Exception:  # noqa: BLE001 - a student's value may raise anything on conversion
+        return None
+    if arr.dtype.kind not in "iuf":
+        return None
+    return arr.astype(float)
 
 
 def agrees(given: Any, expected: Any) -> bool:
     """Whether a typed answer ``given`` matches ``expected`` (same shape, within ``TOLERANCE``).
 
+    ``given`` comes from a student, so nothing in it raises: a value that is
+    not real numbers (text, even ``"0.5"``; booleans; complex numbers; None; an
+    int too large for a float64; a masked array) or that has another shape
+    simply does not agree. NaN agrees with nothing.
+
     Examples
     --------
     >>> agrees([0.5875, 0, 0.4125], [0.58754, 0.0, 0.41246]), agrees([0.5, 0.5], [0.5, 0.5, 0.0])
     (True, False)
+    >>> agrees("0.5", 0.5), agrees(10**400, 0.5), agrees([0.5 + 0j], [0.5]), agrees(True, 1)
+    (False, False, False, False)
     """
-    try:
-        g, e = np.asarray(given, dtype=float), np.asarray(expected, dtype=float)
-    except (TypeError, ValueError):
+    g, e = _typed_numbers(given), _typed_numbers(expected)
+    if g is None or e is None or g.shape != e.shape:
         return False
-    return g.shape == e.shape and bool(np.allclose(g, e, rtol=0, atol=TOLERANCE))
+    with quiet():
+        return bool(np.allclose(g, e, rtol=0, atol=TOLERANCE))
 
 
 # --- seeds and keys ---------------------------------------------------------------------------
-
-
-def _nonempty(**values: Any) -> None:
-    for name, value in values.items():
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
 
 
 def student_seed(student_id: str, assignment: str, key: str) -> int:
@@ -276,7 +394,8 @@ def student_seed(student_id: str, assignment: str, key: str) -> int:
     ...
     ValueError: student_id must be a non-empty string, got ''
     """
-    _nonempty(student_id=student_id, assignment=assignment, key=key)
+    for name, value in (("student_id", student_id), ("assignment", assignment), ("key", key)):
+        as_text(name, value)
     digest = hmac.new(key.encode(), f"{assignment}\x00{student_id}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -299,8 +418,9 @@ def route_key(secret: str, assignment: str, route: str) -> str:
     ...
     ValueError: route must be one of ('files', 'exchange'), got 'email'
     """
-    _nonempty(secret=secret, assignment=assignment)
-    if route not in ROUTES:
+    as_text("secret", secret)
+    as_text("assignment", assignment)
+    if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     return hmac.new(secret.encode(), f"route\x00{route}\x00{assignment}".encode(), hashlib.sha256).hexdigest()
 
@@ -344,13 +464,13 @@ def drawn(seed: int | None, exercise: str, book: dict[str, Any], make: Callable[
     """The book's inputs ``book`` for ``seed=None``, else the first well-posed draw of ``make``."""
     if seed is None:
         out = Variant(exercise, None, book)
-        check_well_posed(out)
+        _entry(exercise).well_posed(out)  # (check_well_posed would draw the book variant again)
         return out
     rng = rng_for(seed, exercise)
     for _ in range(1000):
         out = Variant(exercise, as_seed("seed", seed), make(rng))
         try:
-            check_well_posed(out)
+            _entry(exercise).well_posed(out)  # (check_well_posed would draw the book variant again)
         except ValueError:
             continue
         return out
@@ -369,7 +489,7 @@ def implement_draw(
         rng = np.random.default_rng(book_seed) if seed is None else rng_for(seed, exercise)
         sizes = tuple(int(x) for x in rng.integers(2, 9, size=5))
         out = Variant(exercise, None if seed is None else as_seed("seed", seed), make(rng, sizes))
-        check_well_posed(out)
+        _entry(exercise).well_posed(out)  # (check_well_posed would draw the book variant again)
         return out
 
     draw.__name__ = f"implement_{exercise.replace('.', '_')}"

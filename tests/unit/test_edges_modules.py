@@ -22,6 +22,7 @@ Adding a public function, class or parameter without an entry fails
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import math
@@ -34,8 +35,10 @@ import numpy as np
 import pytest
 from support.paths import ARTIFACTS
 
-from attnlib import _memory, backward, blocked, explorers, induction, measure, training, transformer
+import attnlib
+from attnlib import _memory, backward, blocked, explorers, induction, measure, training, transformer, variants
 from attnlib.core import attention, multi_head_parts
+from attnlib.exercises import DRAWS, grading, registry
 from attnlib.explorers import reference_views, snapshot
 from attnlib.explorers.kinds.training import recorded_steps
 
@@ -411,6 +414,380 @@ INDUCTION_SPECS = {
     ),
 }
 
+
+# ---- issue 23: the homework modules (attnlib.variants, attnlib.exercises.registry and attnlib.exercises.grading) ----
+# Two kinds of argument. The grader's own (an exercise number, a seed, a Variant, names and keys, an Exercise entry)
+# are refused with a ValueError naming them. The student's (a typed value, a hand-in's payload, a test cell's
+# outputs, the values in the notebook's namespace) are never refused: odd ones give the documented verdict
+# (``ACCEPT`` below: False, a non-empty list of messages, a sentence, an AssertionError of hand_in).
+PREDICT = next(n for n, e in variants.EXERCISES.items() if e.kind == "predict")
+EXERCISE_REFUSE = [None, 1, 9.1, "99.9", "", b"9.1", ["9.1"], True, {}, " 9.1", "9.10"]
+OPTIONAL_SEED_REFUSE = [True, False, np.True_, "3", 2.5, -1, math.nan, math.inf, 1 + 0j, [1], {}]
+V61 = variants.variant("6.1", 3)
+
+
+class _NoArray:
+    """A student's object whose conversion to an array raises."""
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("no array for you")
+
+
+#: Typed values that are not a right answer: text (even "0.5"), booleans, complex numbers, None, ints beyond float64, ...
+ODD_TYPED = [
+    None,
+    5,
+    "x",
+    "0.5",
+    b"0.5",
+    [],
+    {},
+    10**400,
+    [10**400, 0.5],
+    [0.5 + 0j, 0.5],
+    np.array([0.5, 0.5]) + 0j,
+    [True, True],
+    [math.nan, math.nan],
+    [math.inf, 0.5],
+    [[0.5], [0.5, 1.0]],
+    np.ma.array([0.5, 0.5], mask=[True, False]),
+    object(),
+    _NoArray(),
+]
+#: What a student's kernel could hand in instead of grading.encode's dict.
+ODD_ENCODED = [
+    None,
+    5,
+    "x",
+    [],
+    {},
+    {"text": None},
+    {"text": 5},
+    {"hex": 5, "shape": [1]},
+    {"hex": ["zz"], "shape": [1]},
+    {"hex": [5], "shape": [1]},
+    {"hex": "0x1p0", "shape": [1]},
+    {"hex": ["0x1p0"], "shape": 5},
+    {"hex": ["0x1p0"], "shape": "ab"},
+    {"hex": ["0x1p0"], "shape": [10**400]},
+    {"hex": ["0x1p0"], "shape": [0, 10**400]},
+    {"hex": ["0x1p0"], "shape": [2]},
+    {"hex": ["0x1p0"], "shape": [-1]},
+    {"hex": ["0x1p0"], "shape": [True]},
+    {"hex": [["0x1p0"]], "shape": [1]},
+    grading.encode(10**400),
+    grading.encode(np.array([1j, 0.5])),
+    grading.encode("0.5"),
+]
+#: Payloads that are not what hand_in writes (each exercise's own variations are added by _payload_odd).
+ODD_PAYLOADS = [
+    None,
+    5,
+    "x",
+    [],
+    {},
+    {"answers": 5},
+    {"answers": "ab"},
+    {"answers": []},
+    {"answers": None},
+    {"answers": {}},
+    {"answers": {"name": 5}},
+    {"own": 5},
+    {"own": None},
+    {"own": []},
+    {"own": [5, None]},
+    {"own": ["x" * 10_000]},
+    {"error": None},
+    {"error": ""},
+    {"error": 5},
+    {"outputs": 5},
+    {"outputs": None},
+    {"outputs": []},
+    {"outputs": [5]},
+    {"outputs": "x"},
+]
+
+
+def _payload_odd(good):
+    """The payload ``good`` (a right answer's) spoilt in every place a student's kernel could spoil it."""
+    odd = list(ODD_PAYLOADS)
+    for name in good.get("answers", {}):
+        odd += [{"answers": {**good["answers"], name: bad}} for bad in ODD_ENCODED]
+        odd += [{"answers": {**good["answers"], name: grading.encode(typed)}} for typed in ODD_TYPED[:14]]
+        odd.append({"answers": {k: v for k, v in good["answers"].items() if k != name}})
+    if "outputs" in good:
+        outs = good["outputs"]
+        odd += [{"outputs": [bad] + outs[1:]} for bad in ODD_ENCODED]
+        odd += [{"outputs": [{"error": bad}] + outs[1:]} for bad in (None, 5, "")]
+        odd += [{"outputs": outs[:-1]}, {"outputs": [*outs, outs[0]]}, {"outputs": outs[::-1]}]
+    return [], odd
+
+
+def _record(exercise, payload):
+    return {"output_type": "display_data", "data": {grading.HAND_IN_MIME: {"exercise": exercise, "payload": payload}}}
+
+
+def _outputs_odd(good):
+    record = good[0]
+    return [], [
+        None,
+        5,
+        "x",
+        {},
+        [],
+        [5],
+        [None],
+        [{"output_type": "stream", "text": "hi"}],
+        [{"output_type": "display_data", "data": 5}],
+        [{"output_type": "display_data", "data": grading.HAND_IN_MIME}],
+        [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: 5}}],
+        [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: {"exercise": "6.1"}}}],
+        [_record("6.1", {})],
+        [_record(["9.1"], {})],
+        [_record("9.1", 5)],
+        [record, record],
+        [{**record, "output_type": "execute_result"}],
+    ]
+
+
+def _namespace_odd(good):
+    """Namespaces that are not mappings (refused) and answers of every odd kind in a good namespace (a failed cell)."""
+    refuse = [None, 5, "x", [], list(good.items())]
+    allow = [{}]
+    for name, value in good.items():
+        allow.append({k: v for k, v in good.items() if k != name})
+        if callable(value):  # an implement exercise: functions that misbehave
+            bad = [
+                5,
+                None,
+                "f",
+                lambda *a: 1 / 0,
+                lambda *a: 10**400,
+                lambda *a: np.ones((2, 2)) * 1j,
+                lambda *a: "x",
+                lambda: 1,
+                lambda *a: _NoArray(),
+                lambda *a: (_ for _ in ()).throw(SystemExit(3)),
+                attnlib.causal_mask,
+            ]
+        else:
+            bad = ODD_TYPED
+        allow += [{**good, name: b} for b in bad]
+    return refuse, allow
+
+
+def _entry_odd(good):
+    """Exercise entries that register must refuse, each naming ``exercise``."""
+    replace = dataclasses.replace
+    refuse = [None, "6.1", {}, 1, variants.EXERCISES["6.1"]]
+    refuse += [replace(good, number=n) for n in (99.1, "99", "99.x", "", "0.1", "99.0", " 99.1", "99.1.1", None, "6.1")]
+    refuse += [replace(good, kind=k) for k in ("essay", None, "By-hand")]
+    refuse += [replace(good, draw=d) for d in (5, None, "f")]
+    refuse += [replace(good, well_posed=5), replace(good, answer=None), replace(good, answer=5), replace(good, judge="f")]
+    refuse += [replace(good, own=o) for o in (5, None, [5], "f")]
+    refuse += [replace(good, function=f) for f in (5, "", "my mask")] + [replace(good, exact_zero=1)]
+    refuse += [replace(good, kind="implement"), replace(good, kind="implement", function="f", calls=lambda v: [])]
+    return refuse, [replace(good, kind="measured")]
+
+
+ODD.update(
+    {
+        "exercise": lambda good: (EXERCISE_REFUSE, []),
+        "graded_exercise": lambda good: (EXERCISE_REFUSE + [PREDICT], []),
+        "implement_exercise": lambda good: (EXERCISE_REFUSE + ["9.1", PREDICT], []),
+        "optional_seed": lambda good: (OPTIONAL_SEED_REFUSE, [None, 10**400, 2**64, np.uint64(2**63)]),
+        "name": lambda good: ([None, "", 1, b"x", ["a"], True, {}], ["nonsense", "ü" * 1000]),
+        "route": lambda good: ([None, "", "email", "Files", "files ", 1, ["files"], True], []),
+        "label": lambda good: ([], ["", "nonsense", None]),
+        "variant": lambda good: (
+            [
+                None,
+                "6.1",
+                {},
+                1,
+                {"exercise": good.exercise, "seed": good.seed, "inputs": good.inputs},
+                variants.Variant("99.9", None, {}),
+                variants.Variant(None, None, good.inputs),
+                variants.Variant(good.exercise, good.seed, {}),
+                variants.Variant(good.exercise, good.seed, 5),
+                variants.Variant(good.exercise, good.seed, dict(list(good.inputs.items())[1:])),
+                variants.Variant(good.exercise, good.seed, {k: "abc" for k in good.inputs}),
+                variants.Variant(good.exercise, good.seed, {k: None for k in good.inputs}),
+            ],
+            [variants.variant("9.1", 5), variants.variant(PREDICT, 5)],
+        ),
+        "answered_variant": lambda good: (ODD["variant"](good)[0] + [variants.variant(PREDICT, 5)], [variants.variant("9.1", 5)]),
+        "typed": lambda good: ([], ODD_TYPED),
+        "encoded": lambda good: ([], ODD_ENCODED),
+        "value": lambda good: ([], [*ODD_TYPED, np.datetime64("2020-01-01"), np.ones((2, 2), dtype=np.float16), 1e308, -0.0]),
+        "payload": _payload_odd,
+        "outputs": _outputs_odd,
+        "grade_id": lambda good: (
+            [],
+            [
+                None,
+                1,
+                "",
+                b"ch09-ex2-test",
+                ["ch09-ex2-test"],
+                {},
+                np.array(["ch09-ex2-test"]),
+                np.array(["ch09-ex2-test", "x"]),
+                "ch09-ex4-written",
+                "CH09-EX2-TEST",
+                "ch09-ex2-test ",
+                variants.EXERCISES["9.2"],
+            ],
+        ),
+        "namespace": _namespace_odd,
+        "sink": lambda good: ([5, "x", {}, (), set(), True], [None, []]),
+        "own": lambda good: (
+            [None, 5, "f", [5], [len, None], {}, attnlib.causal_mask, {attnlib.causal_mask}],
+            [(), [len], (abs, attnlib.softmax)],
+        ),
+        "exercise_entry": _entry_odd,
+    }
+)
+EQUIVALENT["optional_seed"] = EQUIVALENT["seed"]
+
+
+def _is_messages(result):
+    return isinstance(result, list) and len(result) > 0 and all(isinstance(m, str) and m for m in result)
+
+
+#: Kinds whose odd values come from a student: never refused, and the result is the documented verdict.
+ACCEPT = {
+    "typed": ("False", lambda r: r is False),
+    "encoded": ("a sentence", lambda r: isinstance(r, str) and r),
+    "value": ("an encode dict", lambda r: isinstance(r, dict) and ("text" in r or set(r) == {"shape", "bool", "hex"})),
+    "payload": ("a non-empty list of messages", _is_messages),
+    "outputs": ("a non-empty list of messages", _is_messages),
+    "grade_id": ("None", lambda r: r is None),
+    "namespace": ("a failed cell (AssertionError)", lambda r: isinstance(r, tuple) and r[0] == "failed" and r[1]),
+}
+
+
+def _right_namespace(number, seed):
+    """What a right answer cell defines: attnlib's model answers, or a function handing back the reference's results."""
+    entry = variants.EXERCISES[number]
+    v = entry.draw(seed)
+    if entry.kind != "implement":
+        return dict(variants.answers(v))
+    table = [(args, entry.reference(*args)) for args in entry.calls(v)]  # computed here, outside the watched calls
+
+    def student_function(*args):
+        for known, result in table:
+            if len(known) == len(args) and all(np.array_equal(a, b) for a, b in zip(known, args, strict=True)):
+                return result
+        return None  # a call of another seed's inputs: a wrong answer
+
+    return {entry.function: student_function}
+
+
+def _handed_in(number, seed):
+    handed = []
+    grading.hand_in(number, seed, _right_namespace(number, seed), sink=handed)
+    return handed[0]["payload"]
+
+
+@functools.wraps(grading.hand_in)
+def _hand_in(exercise, seed, namespace, sink=None):
+    """hand_in, whose AssertionError (a wrong answer: the cell fails, as documented) is its verdict; else what it handed in."""
+    with grading.collected() as collected:
+        try:
+            grading.hand_in(exercise, seed, namespace, sink)
+        except AssertionError as exc:
+            return ("failed", str(exc))
+    return list(collected if sink is None else sink)
+
+
+@functools.wraps(variants.check_well_posed)
+def _well_posed(v):
+    variants.check_well_posed(v)
+    return True
+
+
+@functools.wraps(grading.own_functions_called)
+def _own_called(own):
+    with grading.own_functions_called(own) as hit:
+        attnlib.softmax([0.0, 1.0])
+    return hit
+
+
+@functools.wraps(grading.collected)
+def _collected():
+    with grading.collected() as handed:
+        grading.hand_in("9.1", None, _right_namespace("9.1", None))
+    return handed
+
+
+@functools.wraps(registry.register)
+def _register(exercise):
+    """register, leaving EXERCISES as it was (no test exercise stays registered)."""
+    before = dict(registry.EXERCISES)
+    try:
+        return registry.register(exercise)
+    finally:
+        registry.EXERCISES.clear()
+        registry.EXERCISES.update(before)
+
+
+NEW_EXERCISE = registry.Exercise("99.1", "by-hand", variants.uniform_row_by_hand, answer=lambda v: {"x": 1.0})
+PAYLOAD_61, PAYLOAD_92, PAYLOAD_153 = (_handed_in(n, 3) for n in ("6.1", "9.2", "15.3"))
+
+HOMEWORK_SPECS = {
+    "variants.student_seed": (
+        variants.student_seed,
+        {"student_id": "s001", "assignment": "ch06", "key": "course key"},
+        {"student_id": "name", "assignment": "name", "key": "name"},
+    ),
+    "variants.route_key": (
+        variants.route_key,
+        {"secret": "secret", "assignment": "ch09", "route": "files"},
+        {"secret": "name", "assignment": "name", "route": "route"},
+    ),
+    "variants.current_user": (variants.current_user, {}, {}),
+    "variants.variant": (variants.variant, {"exercise": "6.1", "seed": 3}, {"exercise": "exercise", "seed": "optional_seed"}),
+    "variants.implement_inputs": (
+        variants.implement_inputs,
+        {"exercise": "9.2", "seed": 3},
+        {"exercise": "implement_exercise", "seed": "optional_seed"},
+    ),
+    "variants.answers": (variants.answers, {"v": V61}, {"v": "answered_variant"}),
+    "variants.check_well_posed": (_well_posed, {"v": variants.variant("9.1", 3)}, {"v": "variant"}),
+    "variants.agrees": (variants.agrees, {"given": [0.5, 0.5], "expected": [0.5, 0.5]}, {"given": "typed", "expected": "typed"}),
+    "variants.as_seed": (variants.as_seed, {"name": "value", "value": 3}, {"name": "label", "value": "seed"}),
+    **{f"variants.{name}": (draw, {"seed": 3}, {"seed": "optional_seed"}) for name, draw in DRAWS.items()},
+    "registry.register": (_register, {"exercise": NEW_EXERCISE}, {"exercise": "exercise_entry"}),
+    "grading.exercise_of_test": (grading.exercise_of_test, {"grade_id": "ch09-ex2-test"}, {"grade_id": "grade_id"}),
+    "grading.encode": (grading.encode, {"value": [0.5, -0.25]}, {"value": "value"}),
+    "grading.decode": (grading.decode, {"obj": grading.encode([0.5, -0.25])}, {"obj": "encoded"}),
+    "grading.own_functions_called": (_own_called, {"own": (attnlib.softmax,)}, {"own": "own"}),
+    "grading.collected": (_collected, {}, {}),
+    **{
+        f"grading.hand_in ({variants.EXERCISES[number].kind})": (
+            _hand_in,
+            {"exercise": number, "seed": 3, "namespace": _right_namespace(number, 3), "sink": None},
+            {"exercise": "graded_exercise", "seed": "optional_seed", "namespace": "namespace", "sink": "sink"},
+        )
+        for number in ("6.1", "9.2")
+    },
+    **{
+        f"grading.judge ({variants.EXERCISES[number].kind})": (
+            grading.judge,
+            {"exercise": number, "seed": 3, "payload": payload},
+            {"exercise": "graded_exercise", "seed": "optional_seed", "payload": "payload"},
+        )
+        for number, payload in (("6.1", PAYLOAD_61), ("9.2", PAYLOAD_92), ("15.3", PAYLOAD_153))
+    },
+    "grading.judge_outputs": (
+        grading.judge_outputs,
+        {"exercise": "9.2", "seed": 3, "outputs": [_record("9.2", PAYLOAD_92)]},
+        {"exercise": "graded_exercise", "seed": "optional_seed", "outputs": "outputs"},
+    ),
+}
+# ---- end of issue 23 ----
+
 SPECS = {
     "backward.softmax_backward": (
         backward.softmax_backward,
@@ -765,6 +1142,7 @@ SPECS = {
     ),
     # --- end of issue 26 ---
     **INDUCTION_SPECS,
+    **HOMEWORK_SPECS,
 }
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
@@ -791,6 +1169,9 @@ RECORDS = {
     "InductionForward",
     "InductionRun",
     "BOOK",
+    # issue 23: the homework records (an exercise's entry, one variant's inputs)
+    "Variant",
+    "Exercise",
 }
 #: The explorer classes: every trait of every kind is tried by tests/explorers/test_explorer_settings.py, and they are built
 #: here through their constructors (attention_explorer(...) and the others).
@@ -860,8 +1241,12 @@ def _named(text: str, names) -> list[str]:
     return [k for k in names if re.search(rf"(?<![\w]){re.escape(k)}(?![\w])", text)]
 
 
-def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False):
-    """Call once and check the README's promises; return the result (None when refused)."""
+def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False, accept=None):
+    """Call once and check the README's promises; return the result (None when refused).
+
+    ``accept`` (an entry of ``ACCEPT``): the value came from a student, so it must not be refused and the
+    result must be the documented verdict.
+    """
     RUNS[label] += 1
     before = _copies(kwargs)
     where = f"{label}({replaced}={kwargs.get(replaced)!r:.80})" if replaced else label
@@ -871,6 +1256,7 @@ def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False)
             result = _call(fn, kwargs)
         except ValueError as exc:
             text = str(exc)
+            assert accept is None, f"{where}: a student's value must give {accept[0]}, not a ValueError: {text}"
             assert text and not any(w in text for w in INTERNAL_WORDS), f"{where}: internal error text: {text}"
             if must_refuse:
                 assert _named(text, [replaced]), f"{where}: refused without naming {replaced}: {text}"
@@ -884,6 +1270,8 @@ def judge(label, fn, kwargs, replaced=None, must_refuse=False, neg_inf_ok=False)
             pytest.fail(f"{where} raised {type(exc).__name__}: {exc}")
     if must_refuse:
         assert result is None, f"{where}: accepted an odd value, returned {result!r:.200}"
+    if accept is not None:
+        assert accept[1](result), f"{where}: gave {result!r:.200}, not {accept[0]}"
     for arr in _floats(result):
         assert not np.iscomplexobj(arr), f"{where}: complex result"
         ok = np.isfinite(arr) | (np.isneginf(arr) if neg_inf_ok else False)
@@ -923,7 +1311,7 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
         for value in refuse:
             judge(label, fn, {**good, arg: value}, arg, must_refuse=True, neg_inf_ok=neg_inf_ok)
         for value in allow:
-            judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
+            judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok, accept=ACCEPT.get(kind))
         for value in EQUIVALENT.get(kind, lambda v: [])(good.get(arg)):
             got = judge(label, fn, {**good, arg: value}, arg, neg_inf_ok=neg_inf_ok)
             assert _fingerprint(got) == _fingerprint(reference) or label.startswith("measure."), (
@@ -931,15 +1319,25 @@ def test_every_argument_gets_the_odd_values_of_its_kind(label):
             )
 
 
+def _label(short, name, obj):
+    """The SPECS label of a public name; a function that attnlib.variants re-exports has its entry there once."""
+    label = f"{short}.{name}"
+    if label not in SPECS and short in ("registry", "grading") and getattr(variants, name, None) is obj:
+        return f"variants.{name}"
+    if label not in SPECS and short == "grading":  # one entry per kind of exercise: "grading.judge (implement)"
+        return next((k for k in SPECS if k.startswith(f"{label} (")), label)
+    return label
+
+
 def test_every_public_callable_has_an_entry():
     missing, unlisted = [], []
-    for module in (backward, blocked, training, measure, explorers, transformer, induction):
+    for module in (backward, blocked, training, measure, explorers, transformer, induction, variants, registry, grading):
         short = module.__name__.split(".")[-1]
         for name in module.__all__:
             obj = getattr(module, name)
             if name in RECORDS or name in EXPLORER_CLASSES or not callable(obj):
                 continue
-            label = f"{short}.{name}"
+            label = _label(short, name, obj)
             if label not in SPECS:
                 missing.append(label)
                 continue
