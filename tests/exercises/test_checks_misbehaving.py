@@ -8,7 +8,19 @@ import time
 import numpy as np
 import pytest
 
-from attnlib import checks, core, heads, positional
+from attnlib import backward, blocked, checks, core, heads, positional, transformer
+from attnlib.exercises import CHECKS
+
+
+def _two_block_normaliser(s1, s2):
+    m, l, _, _ = blocked.online_softmax_step(-np.inf, 0.0, s1)
+    m, l, _, _ = blocked.online_softmax_step(m, l, s2)
+    return m, l
+
+
+def _previous_token_score(W):
+    return float(np.mean(np.diag(np.asarray(W, dtype=float), -1)))
+
 
 ALL_CHECKS = [
     (checks.check_pairwise_dots, lambda X: X @ X.T),
@@ -21,8 +33,21 @@ ALL_CHECKS = [
     (checks.check_causal_mask, lambda n: core.causal_mask(n)),
     (checks.check_masked_weights, lambda S, allowed: core.softmax(np.where(allowed, S, -np.inf))),
     (checks.check_sinusoidal_encoding, lambda n, d: positional.sinusoidal_encoding(n, d)),
+    (checks.check_softmax_backward, lambda A, dA: backward.softmax_backward(A, dA)),
+    (checks.check_two_block_normaliser, _two_block_normaliser),
+    (checks.check_layer_norm, lambda X, gamma, beta, eps: transformer.layer_norm(X, gamma, beta, eps)),
+    (checks.check_previous_token_score, _previous_token_score),
 ]
 IDS = [c.__name__ for c, _ in ALL_CHECKS]
+
+
+def test_every_self_check_is_tried_here():
+    """A chapter's new check_* (attnlib.exercises.CHECKS) gets a correct function in ALL_CHECKS, so every test below tries it."""
+    listed = [c.__name__ for c, _ in ALL_CHECKS]
+    assert sorted(listed) == sorted(set(listed)), "a check is listed twice"
+    missing, extra = sorted(set(CHECKS) - set(listed)), sorted(set(listed) - set(CHECKS))
+    assert not missing and not extra, f"add to ALL_CHECKS: {missing}; not a check of attnlib.exercises.CHECKS: {extra}"
+    assert all(getattr(checks, name) is CHECKS[name] for name in listed), "attnlib.checks re-exports every check"
 
 
 @pytest.fixture

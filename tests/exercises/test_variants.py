@@ -10,6 +10,8 @@ computes for that seed (implement exercises keep the chapter's solution code).
 
 from __future__ import annotations
 
+import warnings
+
 import nbformat
 import numpy as np
 import pytest
@@ -26,6 +28,7 @@ from support.grading import (
     run_assignment,
     source_notebook,
 )
+from support.hand_ins import right_payload
 from support.paths import CHAPTERS as CHAPTERS_DIR
 
 import attnlib
@@ -249,3 +252,52 @@ def test_route_keys_separate_assignments_and_routes():
     keys = {variants.route_key("secret", a, r) for a in ("ch06", "ch09") for r in variants.ROUTES}
     assert len(keys) == 4 and all(len(k) == 64 for k in keys)
     assert variants.route_key("secret", "ch06", "files") != variants.route_key("other", "ch06", "files")
+
+
+#: The exercises the grader judges, and the names a payload's parts use (so random payloads reach every branch).
+GRADED = sorted((n for n, e in variants.EXERCISES.items() if e.graded_outside), key=lambda n: tuple(map(int, n.split("."))))
+PAYLOAD_WORDS = ["answers", "outputs", "own", "error", "hex", "shape", "bool", "text", "exercise", "payload"]
+ANSWER_NAMES = sorted({k for e in variants.EXERCISES.values() if e.answer for k in variants.answers(e.draw(None))})
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.just(10**400)
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(["0x1.0000000000000p-1", "inf", "-inf", "nan", "0x1p+1024", "zz", ""])
+)
+_KEYS = st.sampled_from(PAYLOAD_WORDS + ANSWER_NAMES) | st.text(max_size=6)
+#: JSON-like values: what a display output of a student's kernel could carry
+JSONISH = st.recursive(_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=16)
+RIGHT = {n: right_payload(n, None) for n in GRADED}
+
+
+def _spoil(payload, path, value):
+    """``payload`` with the part at ``path`` (keys and list indices, as far as they reach) replaced by ``value``."""
+    if not path or not isinstance(payload, (dict, list)) or not payload:
+        return value
+    key = list(payload)[path[0] % len(payload)] if isinstance(payload, dict) else path[0] % len(payload)
+    out = dict(payload) if isinstance(payload, dict) else list(payload)
+    out[key] = _spoil(payload[key], path[1:], value)
+    return out
+
+
+def _messages(got):
+    return isinstance(got, list) and all(isinstance(m, str) and m for m in got)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(number=st.sampled_from(GRADED), payload=JSONISH, path=st.lists(st.integers(0, 7), max_size=5))
+def test_judge_gives_messages_for_any_payload(number, payload, path):
+    """A student's kernel can hand in anything: the grader answers with messages (0 marks), never an exception."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = grading.judge(number, None, payload)
+        assert _messages(got) and got, f"exercise {number}: {payload!r:.200} gave {got!r}"
+        # the right answer's payload scores, and with one part replaced by random JSON it still gives messages
+        assert grading.judge(number, None, RIGHT[number]) == []
+        spoilt = _spoil(RIGHT[number], path, payload)
+        assert _messages(grading.judge(number, None, spoilt)), f"exercise {number}: {spoilt!r:.200}"
+        outputs = [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: {"exercise": number, "payload": spoilt}}}]
+        assert _messages(grading.judge_outputs(number, None, outputs))

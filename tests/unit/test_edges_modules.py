@@ -33,6 +33,7 @@ from copy import deepcopy
 
 import numpy as np
 import pytest
+from support.hand_ins import right_namespace, right_payload
 from support.paths import ARTIFACTS
 
 import attnlib
@@ -667,29 +668,6 @@ ACCEPT = {
 }
 
 
-def _right_namespace(number, seed):
-    """What a right answer cell defines: attnlib's model answers, or a function handing back the reference's results."""
-    entry = variants.EXERCISES[number]
-    v = entry.draw(seed)
-    if entry.kind != "implement":
-        return dict(variants.answers(v))
-    table = [(args, entry.reference(*args)) for args in entry.calls(v)]  # computed here, outside the watched calls
-
-    def student_function(*args):
-        for known, result in table:
-            if len(known) == len(args) and all(np.array_equal(a, b) for a, b in zip(known, args, strict=True)):
-                return result
-        return None  # a call of another seed's inputs: a wrong answer
-
-    return {entry.function: student_function}
-
-
-def _handed_in(number, seed):
-    handed = []
-    grading.hand_in(number, seed, _right_namespace(number, seed), sink=handed)
-    return handed[0]["payload"]
-
-
 @functools.wraps(grading.hand_in)
 def _hand_in(exercise, seed, namespace, sink=None):
     """hand_in, whose AssertionError (a wrong answer: the cell fails, as documented) is its verdict; else what it handed in."""
@@ -717,7 +695,7 @@ def _own_called(own):
 @functools.wraps(grading.collected)
 def _collected():
     with grading.collected() as handed:
-        grading.hand_in("9.1", None, _right_namespace("9.1", None))
+        grading.hand_in("9.1", None, right_namespace("9.1", None))
     return handed
 
 
@@ -733,7 +711,7 @@ def _register(exercise):
 
 
 NEW_EXERCISE = registry.Exercise("99.1", "by-hand", variants.uniform_row_by_hand, answer=lambda v: {"x": 1.0})
-PAYLOAD_61, PAYLOAD_92, PAYLOAD_153 = (_handed_in(n, 3) for n in ("6.1", "9.2", "15.3"))
+PAYLOAD_61, PAYLOAD_92, PAYLOAD_153 = (right_payload(n, 3) for n in ("6.1", "9.2", "15.3"))
 
 HOMEWORK_SPECS = {
     "variants.student_seed": (
@@ -767,7 +745,7 @@ HOMEWORK_SPECS = {
     **{
         f"grading.hand_in ({variants.EXERCISES[number].kind})": (
             _hand_in,
-            {"exercise": number, "seed": 3, "namespace": _right_namespace(number, 3), "sink": None},
+            {"exercise": number, "seed": 3, "namespace": right_namespace(number, 3), "sink": None},
             {"exercise": "graded_exercise", "seed": "optional_seed", "namespace": "namespace", "sink": "sink"},
         )
         for number in ("6.1", "9.2")
