@@ -132,6 +132,13 @@ def test_variants_give_students_different_numbers():
         assert len(drawn) >= 40, f"exercise {number}: only {len(drawn)} different variants in 50 seeds"
 
 
+def test_equivalent_seeds_give_the_same_variant():
+    for seed in (3.0, np.int64(3), np.uint16(3)):
+        for number in ("6.1", "9.2"):
+            v, w = variants.variant(number, seed), variants.variant(number, 3)
+            assert type(v.seed) is int and v.seed == 3 and str(v.inputs) == str(w.inputs)
+
+
 def test_bad_seeds_are_refused():
     for bad in (-1, 1.5, "3", True, np.nan):
         with pytest.raises(ValueError, match="seed"):

@@ -1,4 +1,5 @@
-"""Edge suite of backward, blocked, training, measure and the explorers' helpers: odd input by argument kind.
+"""Edge suite of the later modules (backward, blocked, training, measure, transformer, induction, the explorers'
+helpers, and the homework modules variants, exercises.registry and exercises.grading): odd input by argument kind.
 
 Every public function (and the constructors and methods of the public classes) has an entry in
 ``SPECS``: a call with good arguments and the *kind* of each argument. ``ODD`` holds, for every
@@ -10,7 +11,10 @@ hypothesis: the same cases run every time, in a few seconds):
   numbers where an integer is wanted, sizes that cannot fit in memory, ...);
 * ``allow``: values that may be accepted (1e300 magnitudes, wrong shapes, huge ints, ...): the call
   returns a finite result or raises ``ValueError`` naming an argument, and an overflow is never
-  blamed on an argument that was finite ("d_output contains inf" when d_output is finite).
+  blamed on an argument that was finite ("d_output contains inf" when d_output is finite);
+* for the kinds in ``ACCEPT`` (values that come from a student's kernel: typed answers, hand-in payloads,
+  test-cell outputs, the notebook's namespace), ``allow`` values must *not* be refused, and the result must be
+  the documented verdict (False, a sentence, a non-empty list of messages, hand_in's AssertionError).
 
 Seeds and integers also get *equivalent* values (``3.0``, ``np.int64(3)``), which must give the
 same result as ``3``. On every call: no other exception, no warning, no input changed.
@@ -1332,6 +1336,14 @@ def test_every_public_callable_has_an_entry():
         unlisted += [f"{label}({p})" for p in params if p not in kinds]
     assert not missing, f"add these to SPECS in tests/unit/test_edges_modules.py: {missing}"
     assert not unlisted, f"give these arguments a kind in SPECS: {unlisted}"
+
+
+def test_the_register_entry_leaves_the_registry_as_it_was():
+    """Every odd entry (and the good one) passes through register and is taken out again."""
+    before, runs = list(registry.EXERCISES.items()), RUNS["registry.register"]
+    test_every_argument_gets_the_odd_values_of_its_kind("registry.register")
+    RUNS["registry.register"] = runs  # counted once, by the parametrized test
+    assert list(registry.EXERCISES.items()) == before and "99.1" not in registry.EXERCISES
 
 
 def test_write_the_case_counts():
