@@ -8,13 +8,22 @@ This extension
   ``host.js`` and the stylesheet) into ``<html>/_explorers/`` when the build finishes. Not
   into ``_static/``: Jupyter Book 1 adds a ``<script>`` for every ``.js`` file there to
   every page;
-* adds an entry module (``<script type="module">``, :func:`entry_module`, the first script of
-  the page) to the pages whose body contains an explorer, and to no other page: it imports
-  ``host.js`` and the kinds of the page and starts the host as soon as the page is parsed, before
-  the theme's deferred scripts and MathJax. The host mounts each explorer live in the page (no
-  kernel, nothing from another host) and hides the snapshot, which stays for print and for
-  readers without JavaScript. The page's ``<head>`` also links the stylesheet and ``modulepreload``s the
-  modules it will import, so they download while the page parses.
+* adds an entry module (``<script type="module" async>``, :func:`entry_module`, the first script
+  of the page) to the pages whose body contains an explorer, and to no other page: it imports
+  ``host.js`` and the kinds of the page and starts the host as soon as these modules are there,
+  while the page is still being parsed (``async``: it waits neither for the parser nor for the
+  theme's deferred scripts and MathJax). The host mounts each explorer live as soon as the parser
+  has reached it (no kernel, nothing from another host) and hides the snapshot, which stays for print
+  and for readers without JavaScript. The page's ``<head>`` also links the stylesheet and
+  ``modulepreload``s the modules it will import, so they download while the page parses;
+* lets the parser reach the explorers sooner on every page: the extensions' script files in the
+  ``<head>`` (doctools, copybutton, the book theme's, togglebutton, ...) are loaded with ``defer``
+  (:func:`deferred_scripts`), which keeps their order and runs them before ``DOMContentLoaded``, as
+  before (except on the search page, whose own blocking search scripts need ``doctools.js``
+  first). Only ``documentation_options.js`` stays a blocking script: inline scripts of the theme
+  use the ``DOCUMENTATION_OPTIONS`` it defines. The theme's search scripts (``searchindex.js``
+  among them), which pydata-sphinx-theme's ``layout.html`` writes as blocking scripts into every
+  page, are deferred by ``_templates/layout.html``.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
+from sphinx.builders.html._assets import _JavaScript
 from sphinx.util import logging
 
 from attnlib.explorers import frontend
@@ -73,12 +83,41 @@ def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doct
     body = context.get("body", "")
     if page_has_explorer(body):
         # this page only, and relative to the site's root (app.add_js_file would put it under _static/).
-        # A module script is deferred: it runs when the page is parsed, in document order with the other
-        # deferred scripts. In the metatags (the top of <head>, before the theme's fontawesome.js and the
-        # script files) it runs before the theme's scripts and MathJax, which take hundreds of milliseconds
-        # on a chapter page: the explorers are live before the formulas are typeset.
-        entry = f'<script type="module">{entry_module(body, context["pathto"])}</script>\n'
+        # An async module runs as soon as it and its imports are loaded, while the page is still being
+        # parsed; the host then mounts each explorer once the parser has passed it (static/host.js), so
+        # neither the theme's scripts nor MathJax, which take hundreds of milliseconds on a chapter
+        # page, hold the explorers back.
+        entry = f'<script type="module" async>{entry_module(body, context["pathto"])}</script>\n'
         context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"]) + entry
+    # The search page loads searchtools.js as a blocking script, which needs doctools.js before it: it keeps
+    # the theme's order (it has no explorer; the search index is what it waits for anyway).
+    if pagename != "search" and isinstance(context.get("script_files"), list):
+        # in place: the list is the builder's, which Sphinx restores before the next page
+        context["script_files"][:] = deferred_scripts(context["script_files"])
+
+
+#: Script files that must stay blocking: the inline scripts of the theme's templates read what they define.
+BLOCKING = ("documentation_options.js",)
+
+
+def deferred_scripts(scripts: list) -> list:
+    """The page's script files with ``defer`` on every plain external script except :data:`BLOCKING`.
+
+    Deferred scripts run in document order once the page is parsed and before ``DOMContentLoaded``,
+    so scripts that wait for the document to be ready (all of the extensions' here) behave as before;
+    inline snippets (no file) and scripts that are already ``async``, ``defer`` or modules are kept
+    as they are.
+    """
+    out = []
+    for js in scripts:
+        name = str(getattr(js, "filename", "") or "")
+        attributes = dict(getattr(js, "attributes", {}))
+        plain = not ({"async", "defer"} & set(attributes)) and attributes.get("type", "text/javascript") == "text/javascript"
+        if not name or attributes.get("body") or not plain or Path(name.split("?")[0]).name in BLOCKING:
+            out.append(js)
+        else:
+            out.append(_JavaScript(js.filename, priority=js.priority, **attributes, defer="defer"))
+    return out
 
 
 def _copy(app: Sphinx, exception: Exception | None) -> None:
@@ -90,6 +129,6 @@ def _copy(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("html-page-context", _add_host)
+    app.connect("html-page-context", _add_host, priority=900)  # after the handlers that add scripts (mathjax's)
     app.connect("build-finished", _copy)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}

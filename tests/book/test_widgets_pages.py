@@ -84,8 +84,8 @@ def _static_checks(page: str, name: str) -> None:
     assert 'class="attnlib-explorer"' in page and 'class="attnlib-state"' in page, f"{name}: no explorer state for the live page"
     assert SNAPSHOT_NOTE in page, f"{name}: no static snapshot (for print and readers without JavaScript)"
     # the entry module: it imports the host and the page's kind and starts it (_ext/live_explorers.py)
-    entry = re.search(r'<script type="module">(.*?)</script>', page, re.S)
-    assert entry, f"{name}: the live explorers' entry module is missing"
+    entry = re.search(r'<script type="module" async>(.*?)</script>', page, re.S)
+    assert entry, f"{name}: the live explorers' entry module (an async module) is missing"
     assert 'import { start } from "../_explorers/host.js";' in entry.group(1) and "start({" in entry.group(1), entry.group(1)
     # no live-widget output: neither the widget-view mime type nor the widget JavaScript from a CDN
     assert WIDGET_MIME not in page, f"{name}: a widget-view output (it needs a kernel) is on the page"
@@ -131,3 +131,27 @@ def test_the_front_end_is_served_from_the_book_and_loaded_only_where_needed(web_
         if 'class="attnlib-explorer"' in text:
             with_explorer.add(path.name)
     assert with_host == with_explorer and len(with_explorer) >= 8, (sorted(with_host), sorted(with_explorer))
+
+
+SCRIPT_TAG = re.compile(r"<script\b([^>]*)>", re.I)
+
+
+def test_no_script_file_in_the_head_holds_the_parser_back_but_documentation_options(web_html):
+    """_ext/live_explorers.py and _templates/layout.html: every external script in a page's <head> is
+    deferred, async or a module, except documentation_options.js (the theme's inline scripts use it),
+    so that the parser reaches the explorers without waiting for the theme's scripts or searchindex.js.
+    The search page itself is the exception: it loads its index as it always did, and has no explorer."""
+    from support.site import site_pages
+
+    blocking: dict[str, list[str]] = {}
+    for path in site_pages(web_html):
+        if path.relative_to(web_html).as_posix() == "search.html":
+            continue
+        head = path.read_text(encoding="utf-8").split("</head>", 1)[0]
+        for attributes in SCRIPT_TAG.findall(head):
+            src = re.search(r'src="([^"]+)"', attributes)
+            if not src or re.search(r"\b(defer|async)\b|type=\"module\"", attributes):
+                continue
+            if not src.group(1).split("?")[0].endswith("/documentation_options.js"):
+                blocking.setdefault(src.group(1).split("?")[0], []).append(path.relative_to(web_html).as_posix())
+    assert not blocking, {src: (len(pages), pages[:3]) for src, pages in blocking.items()}
