@@ -1,8 +1,8 @@
 // The induction explorer (kind "induction", chapter 17): the two-layer attention-only model the chapter
 // trained (its weights come from attnlib as data), run in the page on the reader's own text. The forward
-// pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
-// golden cases of attnlib/explorers/kinds/induction.py.
-import { matmul } from "./compute.js";
+// pass below is attnlib.induction.InductionModel.forward written again in JavaScript on compute.js's
+// attention and softmax, held to it by the golden cases of attnlib/explorers/kinds/induction.py.
+import { causalCells, matmul, multiHead, softmaxRows } from "./compute.js";
 import { el, read, focusedLayout, listen, saveSoon } from "./dom.js";
 import { formatValue } from "./format.js";
 
@@ -31,44 +31,19 @@ export function inductionTokens(text, mode, vocab) {
   return { ids, labels };
 }
 
-/** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids. */
+/** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids:
+ * each layer is compute.js's multi-head attention under the causal mask, added to the residual stream. */
 export function inductionForward(data, ids) {
-  const n = ids.length, d = data.d_model, H = data.n_heads, dh = d / H, divisor = Math.sqrt(dh);
+  const cells = causalCells(ids.length);
   let x = ids.map((t, i) => data.E[t].map((v, c) => v + data.P[i][c]));
   const weights = [];
   for (const layer of [1, 2]) {
-    const Q = matmul(x, data[`W_Q${layer}`]), K = matmul(x, data[`W_K${layer}`]), V = matmul(x, data[`W_V${layer}`]);
-    const concat = Array.from({ length: n }, () => new Array(d).fill(0));
-    const heads = [];
-    for (let h = 0; h < H; h++) {
-      const c0 = h * dh, A = [];
-      for (let i = 0; i < n; i++) {
-        const s = new Array(n).fill(-Infinity);
-        let top = -Infinity;
-        for (let j = 0; j <= i; j++) {
-          let dot = 0;
-          for (let c = c0; c < c0 + dh; c++) dot += Q[i][c] * K[j][c];
-          s[j] = dot / divisor;
-          if (s[j] > top) top = s[j];
-        }
-        let sum = 0;
-        const e = s.map((v) => { const w = v === -Infinity ? 0 : Math.exp(v - top); sum += w; return w; });
-        const row = e.map((w) => w / sum);
-        A.push(row);
-        for (let j = 0; j <= i; j++) {
-          const w = row[j];
-          if (w === 0) continue;
-          for (let c = c0; c < c0 + dh; c++) concat[i][c] += w * V[j][c];
-        }
-      }
-      heads.push(A);
-    }
-    weights.push(heads);
-    const out = matmul(concat, data[`W_O${layer}`]);
-    x = x.map((row, i) => row.map((v, c) => v + out[i][c]));
+    const W = (name) => data[`${name}${layer}`];
+    const r = multiHead(x, W("W_Q"), W("W_K"), W("W_V"), W("W_O"), data.n_heads, cells);
+    weights.push(r.weights);
+    x = x.map((row, i) => row.map((v, c) => v + r.output[i][c]));
   }
-  const logits = matmul(x, data.W_U);
-  return { weights, logits };
+  return { weights, logits: matmul(x, data.W_U) };
 }
 
 function labelOf(token, ids, labels, mode) {
@@ -85,13 +60,11 @@ export function inductionView(data, text, mode) {
   if (!ids.length) return { ids, labels, cut, layers: [], predicted: [], probability: [], predicted_labels: [] };
   const f = inductionForward(data, ids);
   const predicted = [], probability = [];
-  for (const z of f.logits) {
-    let top = -Infinity, arg = 0;
-    z.forEach((v, k) => { if (v > top) { top = v; arg = k; } });
-    let sum = 0;
-    for (const v of z) sum += Math.exp(v - top);
+  for (const p of softmaxRows(f.logits)) {  // the most likely next token (the first if tied) and its probability
+    let arg = 0;
+    p.forEach((v, k) => { if (v > p[arg]) arg = k; });
     predicted.push(arg);
-    probability.push(1 / sum);
+    probability.push(p[arg]);
   }
   return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
 }
