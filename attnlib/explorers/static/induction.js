@@ -69,9 +69,17 @@ export function inductionView(data, text, mode) {
   return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
 }
 
-const SIZE = 310, GUTTER = 22;
+const SIZE = 310, GUTTER = 22, MAX_CELL = 22;
 
-/** One attention map on a canvas of one size (cividis colours from the style): the cells shrink as tokens come, 48 x 48 still fit. */
+/** The side (CSS px) of the map of n tokens and the n + 1 edges of its rows and columns: cells of MAX_CELL px
+ * while they fit, then the whole SIZE shared out in whole pixels (so 48 tokens fill it, and the side stops changing). */
+function mapGeometry(n) {
+  const span = Math.min(MAX_CELL * n, SIZE - GUTTER);
+  const edges = Array.from({ length: n + 1 }, (_, k) => GUTTER + Math.round((k * span) / Math.max(n, 1)));
+  return { side: GUTTER + span, cell: span / Math.max(n, 1), edges };
+}
+
+/** One attention map on a canvas sized to its tokens (cividis colours from the style): up to 13 tokens the map grows, then its cells shrink; 48 x 48 still fit. */
 class MapView {
   constructor(name, caption, style) {
     this.style = style;
@@ -79,39 +87,44 @@ class MapView {
     this.caption = el("p", { class: "attnlib-map-caption", text: caption });
     this.detail = el("p", { class: "attnlib-map-detail" });
     this.box = el("figure", { class: "attnlib-map-box" }, this.caption, this.canvas, this.detail);
+    this.shape = "";
+  }
+
+  /** The canvas at `side` CSS pixels; its backing store is reallocated only when the side or the pixel ratio changes. */
+  resize(side) {
+    const c = this.canvas, ratio = window.devicePixelRatio || 1, shape = `${side}@${ratio}`;
+    if (shape === this.shape) return;
+    this.shape = shape;
+    c.width = Math.round(side * ratio); c.height = Math.round(side * ratio);
+    c.style.width = `${side}px`; c.style.height = `${side}px`;
+    this.ctx = c.getContext("2d");
+    this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);  // setting the size reset the transform
+    this.ink = this.ink || getComputedStyle(this.box).color || "#000";
   }
 
   update(M, labels, what) {
-    const n = M.length, c = this.canvas, size = SIZE;
-    const CELL = Math.max(1, Math.min(22, Math.floor((SIZE - GUTTER) / Math.max(n, 1))));
-    if (!this.ctx) {  // one size whatever the number of tokens: no canvas is reallocated while typing
-      const ratio = window.devicePixelRatio || 1;
-      c.width = size * ratio; c.height = size * ratio;
-      c.style.width = `${size}px`; c.style.height = `${size}px`;
-      this.ctx = c.getContext("2d");
-      this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      this.ink = getComputedStyle(this.box).color || "#000";
-    }
+    const n = M.length, c = this.canvas, { side, cell, edges: e } = mapGeometry(n);
+    this.resize(side);
     const ctx = this.ctx, lut = this.style.lut || [];
-    ctx.clearRect(0, 0, size, size);
+    ctx.clearRect(0, 0, side, side);
     ctx.fillStyle = "#dddddd";
-    ctx.fillRect(GUTTER, GUTTER, CELL * n, CELL * n);
+    ctx.fillRect(GUTTER, GUTTER, side - GUTTER, side - GUTTER);
     for (let i = 0; i < n; i++) {
       const row = M[i];
       for (let j = 0; j <= i; j++) {
         ctx.fillStyle = lut[Math.max(0, Math.min(255, Math.round(255 * row[j])))] || "#000";
-        ctx.fillRect(GUTTER + CELL * j, GUTTER + CELL * i, CELL, CELL);
+        ctx.fillRect(e[j], e[i], e[j + 1] - e[j], e[i + 1] - e[i]);
       }
     }
     ctx.fillStyle = this.ink;
-    ctx.font = `${Math.min(10, CELL)}px sans-serif`;
+    ctx.font = `${Math.min(10, Math.floor(cell))}px sans-serif`;
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
-    for (let i = 0; i < n && CELL >= 5; i++) {
-      const t = CELL >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1);
-      ctx.fillText(t, GUTTER + CELL * i + CELL / 2, GUTTER / 2);
+    for (let i = 0; i < n && cell >= 5; i++) {
+      const t = cell >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1), mid = (e[i] + e[i + 1]) / 2;
+      ctx.fillText(t, mid, GUTTER / 2);
       ctx.textAlign = "right";
-      ctx.fillText(t, GUTTER - 2, GUTTER + CELL * i + CELL / 2);
+      ctx.fillText(t, GUTTER - 2, mid);
       ctx.textAlign = "center";
     }
     c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
