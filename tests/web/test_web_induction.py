@@ -5,7 +5,9 @@ kept on each canvas (``attnlibValues``) and compared here, the predictions are a
 the explorer's own cell output (``text/html``) with the files ``frontend.write_modules``
 writes, as the web book serves them; no book build is needed. The weights are a seeded model of the
 chapter's shape (the golden cases hold the JavaScript to attnlib on random weights; this test holds
-what the page *shows* after key presses, a mode change and a shared link to attnlib's numbers).
+what the page *shows* after key presses, a mode change and a shared link to attnlib's numbers). Each map's
+canvas is sized to the tokens (no blank band under a short text; the full size at 48 tokens), its backing
+store at the device pixel ratio (the page runs at ratio 2).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ MAP_VALUES = """(view) => { const c = document.querySelector(`.attnlib-live canv
   return {values: c.attnlibValues, label: c.getAttribute('aria-label')}; }"""
 PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-view=predictions] tbody tr:not([hidden])')].map(tr =>
   [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map(td => td.textContent)])"""
+MAP_SIZES = """() => [...document.querySelectorAll('.attnlib-live canvas.attnlib-map')].map(c =>
+  ({view: c.dataset.view, css: [c.clientWidth, c.clientHeight], store: [c.width, c.height], ratio: window.devicePixelRatio}))"""
+# the maps' geometry in induction.js: a gutter of 22 px for the labels, cells of 22 px while they fit in 310 px
+GUTTER, MAX_CELL, FULL = 22, 22, 310
 
 
 def _expected(data: dict, text: str, mode: str) -> dict:
@@ -45,6 +51,16 @@ def _shown(page) -> dict:
     return {"maps": maps, "predictions": page.evaluate(PREDICTIONS)}
 
 
+def _check_map_sizes(page, n: int) -> None:
+    """Both maps are drawn on a canvas sized to the n tokens (no blank band under a short text), the full size at 48 tokens."""
+    side = min(GUTTER + MAX_CELL * n, FULL)
+    sizes = page.evaluate(MAP_SIZES)
+    assert len(sizes) == 2
+    for c in sizes:
+        assert c["css"] == [side, side], f"{c['view']} at {n} tokens: {c['css']} px, not {side} x {side}"
+        assert c["ratio"] == 2 and c["store"] == [2 * side, 2 * side], f"{c['view']}: backing store {c['store']} at ratio {c['ratio']}"
+
+
 def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text(tmp_path):
     model = induction.book_model()
     params = induction.book_run(0, n_steps=300).final_params
@@ -58,13 +74,14 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         f'<body><main>{html}</main><script type="module" src="_explorers/host.js"></script></body></html>'
     )
     (site / "index.html").write_text(page_html, encoding="utf-8")
-    with serve(site) as base, browser_context(tmp_path / "chromium") as (context, blocker):
+    with serve(site) as base, browser_context(tmp_path / "chromium", device_scale_factor=2) as (context, blocker):
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(base + "index.html")
         page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
         assert _shown(page) == _expected(data, ex.text, ex.mode)
+        _check_map_sizes(page, 6)  # the default text: 6 words, a map of 154 px
         box = page.locator(".attnlib-live input.attnlib-text")
         box.click()
         page.keyboard.press("End")
@@ -73,9 +90,11 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         text = box.input_value()
         assert text == "the cat sat on the mat the cat"
         assert _shown(page) == _expected(data, text, "words")
+        _check_map_sizes(page, 8)
         page.locator(".attnlib-live select.attnlib-mode").select_option("letters")
         page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('23 tokens')")
         assert _shown(page) == _expected(data, text, "letters")
+        _check_map_sizes(page, 23)  # more than 13 tokens: the full size, the cells shrink
         # more than 48 letters: the rest is left out, and the page says so
         page.keyboard.press("End")
         box.press("End")
@@ -84,6 +103,7 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         assert "left out" in page.locator(".attnlib-live .attnlib-error").inner_text()
         long_text = box.input_value()
         assert _shown(page) == _expected(data, long_text, "letters")
+        _check_map_sizes(page, 48)
         page.locator(".attnlib-live button.attnlib-copy-link").click()
         fresh = context.new_page()
         fresh.goto(page.url)

@@ -199,7 +199,8 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
 
     @classmethod
     def golden_cases(cls) -> list[dict[str, Any]]:
-        """``inductionForward`` on random weights and random token ids (1 to 48 tokens), and ``inductionTokens`` on texts."""
+        """``inductionForward`` on random weights and random token ids (1 to 48 tokens), ``inductionTokens`` on texts,
+        and ``inductionView`` (the predictions and their probabilities) on texts of 0 to more than 48 tokens."""
         cases: list[dict[str, Any]] = []
         rng = np.random.default_rng(17)
         # sizes and scales like the chapter's model (trained weights are a few times the start's)
@@ -216,6 +217,13 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
             for mode in MODES:
                 ids, labels = _tokens(text, mode, 64)
                 cases.append({"fn": "inductionTokens", "args": [text, mode, 64], "expected": {"ids": ids, "labels": labels}})
+        model = induction.InductionModel(26, 48, 8, 2)
+        data = induction_data(model.init(3, std=0.5), model)
+        for text in [*texts, "abcdefghij" * 6]:  # the last: 60 letters, 12 of them cut
+            for mode in MODES:
+                view = induction_view(data, text, mode)
+                expected = {**view, "layers": np.asarray(view["layers"]).tolist()}
+                cases.append({"fn": "inductionView", "args": [data, text, mode], "expected": expected})
         return cases
 
 

@@ -132,10 +132,10 @@ export function attentionViews({ X, W_Q, W_K, W_V, dk, cells, tokens }) {
   return { Q, K, V, scores: S, divisor, scaled, weights, output, sums: rowSums(weights), messages, error: "" };
 }
 
-/** Plain attention of Q, K, V with a divisor (no mask): scores, scaled, weights, output. */
-export function attend(Q, K, V, divisor) {
+/** Attention of Q, K, V with a divisor and, if given, mask cells (-inf where false): scores, scaled, weights, output. */
+export function attend(Q, K, V, divisor, cells) {
   const S = scores(Q, K);
-  const scaled = scale(S, divisor);
+  const scaled = cells ? applyMask(scale(S, divisor), cells) : scale(S, divisor);
   const weights = softmaxRows(scaled);
   return { scores: S, scaled, weights, output: outputs(weights, V) };
 }
@@ -145,15 +145,15 @@ export function columns(M, from, to) {
   return M.map((row) => row.slice(from, to));
 }
 
-/** Multi-head split: head r takes columns r*d_head..(r+1)*d_head of Q, K, V; scaled by sqrt(d_head). */
-export function multiHead(X, W_Q, W_K, W_V, W_O, nHeads) {
+/** Multi-head split: head r takes columns r*d_head..(r+1)*d_head of Q, K, V; scaled by sqrt(d_head); mask cells optional. */
+export function multiHead(X, W_Q, W_K, W_V, W_O, nHeads, cells) {
   const d = X[0].length, dHead = d / nHeads;
   const Q = project(X, W_Q), K = project(X, W_K), V = project(X, W_V);
   const heads = [];
   const concat = X.map(() => []);
   for (let r = 0; r < nHeads; r++) {
     const c0 = r * dHead, c1 = (r + 1) * dHead;
-    const h = attend(columns(Q, c0, c1), columns(K, c0, c1), columns(V, c0, c1), Math.sqrt(dHead));
+    const h = attend(columns(Q, c0, c1), columns(K, c0, c1), columns(V, c0, c1), Math.sqrt(dHead), cells);
     heads.push(h.weights);
     h.output.forEach((row, i) => concat[i].push(...row));
   }

@@ -1,8 +1,8 @@
 // The induction explorer (kind "induction", chapter 17): the two-layer attention-only model the chapter
 // trained (its weights come from attnlib as data), run in the page on the reader's own text. The forward
-// pass below is attnlib.induction.InductionModel.forward written again in JavaScript, held to it by the
-// golden cases of attnlib/explorers/kinds/induction.py.
-import { matmul } from "./compute.js";
+// pass below is attnlib.induction.InductionModel.forward written again in JavaScript on compute.js's
+// attention and softmax, held to it by the golden cases of attnlib/explorers/kinds/induction.py.
+import { causalCells, matmul, multiHead, softmaxRows } from "./compute.js";
 import { el, read, focusedLayout, listen, saveSoon } from "./dom.js";
 import { formatValue } from "./format.js";
 
@@ -31,44 +31,19 @@ export function inductionTokens(text, mode, vocab) {
   return { ids, labels };
 }
 
-/** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids. */
+/** Both layers' attention weights [layer][head][query][key] and the logits [position][token] for token ids:
+ * each layer is compute.js's multi-head attention under the causal mask, added to the residual stream. */
 export function inductionForward(data, ids) {
-  const n = ids.length, d = data.d_model, H = data.n_heads, dh = d / H, divisor = Math.sqrt(dh);
+  const cells = causalCells(ids.length);
   let x = ids.map((t, i) => data.E[t].map((v, c) => v + data.P[i][c]));
   const weights = [];
   for (const layer of [1, 2]) {
-    const Q = matmul(x, data[`W_Q${layer}`]), K = matmul(x, data[`W_K${layer}`]), V = matmul(x, data[`W_V${layer}`]);
-    const concat = Array.from({ length: n }, () => new Array(d).fill(0));
-    const heads = [];
-    for (let h = 0; h < H; h++) {
-      const c0 = h * dh, A = [];
-      for (let i = 0; i < n; i++) {
-        const s = new Array(n).fill(-Infinity);
-        let top = -Infinity;
-        for (let j = 0; j <= i; j++) {
-          let dot = 0;
-          for (let c = c0; c < c0 + dh; c++) dot += Q[i][c] * K[j][c];
-          s[j] = dot / divisor;
-          if (s[j] > top) top = s[j];
-        }
-        let sum = 0;
-        const e = s.map((v) => { const w = v === -Infinity ? 0 : Math.exp(v - top); sum += w; return w; });
-        const row = e.map((w) => w / sum);
-        A.push(row);
-        for (let j = 0; j <= i; j++) {
-          const w = row[j];
-          if (w === 0) continue;
-          for (let c = c0; c < c0 + dh; c++) concat[i][c] += w * V[j][c];
-        }
-      }
-      heads.push(A);
-    }
-    weights.push(heads);
-    const out = matmul(concat, data[`W_O${layer}`]);
-    x = x.map((row, i) => row.map((v, c) => v + out[i][c]));
+    const W = (name) => data[`${name}${layer}`];
+    const r = multiHead(x, W("W_Q"), W("W_K"), W("W_V"), W("W_O"), data.n_heads, cells);
+    weights.push(r.weights);
+    x = x.map((row, i) => row.map((v, c) => v + r.output[i][c]));
   }
-  const logits = matmul(x, data.W_U);
-  return { weights, logits };
+  return { weights, logits: matmul(x, data.W_U) };
 }
 
 function labelOf(token, ids, labels, mode) {
@@ -85,20 +60,26 @@ export function inductionView(data, text, mode) {
   if (!ids.length) return { ids, labels, cut, layers: [], predicted: [], probability: [], predicted_labels: [] };
   const f = inductionForward(data, ids);
   const predicted = [], probability = [];
-  for (const z of f.logits) {
-    let top = -Infinity, arg = 0;
-    z.forEach((v, k) => { if (v > top) { top = v; arg = k; } });
-    let sum = 0;
-    for (const v of z) sum += Math.exp(v - top);
+  for (const p of softmaxRows(f.logits)) {  // the most likely next token (the first if tied) and its probability
+    let arg = 0;
+    p.forEach((v, k) => { if (v > p[arg]) arg = k; });
     predicted.push(arg);
-    probability.push(1 / sum);
+    probability.push(p[arg]);
   }
   return { ids, labels, cut, layers: f.weights, predicted, probability, predicted_labels: predicted.map((p) => labelOf(p, ids, labels, mode)) };
 }
 
-const SIZE = 310, GUTTER = 22;
+const SIZE = 310, GUTTER = 22, MAX_CELL = 22;
 
-/** One attention map on a canvas of one size (cividis colours from the style): the cells shrink as tokens come, 48 x 48 still fit. */
+/** The side (CSS px) of the map of n tokens and the n + 1 edges of its rows and columns: cells of MAX_CELL px
+ * while they fit, then the whole SIZE shared out in whole pixels (so 48 tokens fill it, and the side stops changing). */
+function mapGeometry(n) {
+  const span = Math.min(MAX_CELL * n, SIZE - GUTTER);
+  const edges = Array.from({ length: n + 1 }, (_, k) => GUTTER + Math.round((k * span) / Math.max(n, 1)));
+  return { side: GUTTER + span, cell: span / Math.max(n, 1), edges };
+}
+
+/** One attention map on a canvas sized to its tokens (cividis colours from the style): up to 13 tokens the map grows, then its cells shrink; 48 x 48 still fit. */
 class MapView {
   constructor(name, caption, style) {
     this.style = style;
@@ -106,39 +87,44 @@ class MapView {
     this.caption = el("p", { class: "attnlib-map-caption", text: caption });
     this.detail = el("p", { class: "attnlib-map-detail" });
     this.box = el("figure", { class: "attnlib-map-box" }, this.caption, this.canvas, this.detail);
+    this.shape = "";
+  }
+
+  /** The canvas at `side` CSS pixels; its backing store is reallocated only when the side or the pixel ratio changes. */
+  resize(side) {
+    const c = this.canvas, ratio = window.devicePixelRatio || 1, shape = `${side}@${ratio}`;
+    if (shape === this.shape) return;
+    this.shape = shape;
+    c.width = Math.round(side * ratio); c.height = Math.round(side * ratio);
+    c.style.width = `${side}px`; c.style.height = `${side}px`;
+    this.ctx = c.getContext("2d");
+    this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);  // setting the size reset the transform
+    this.ink = this.ink || getComputedStyle(this.box).color || "#000";
   }
 
   update(M, labels, what) {
-    const n = M.length, c = this.canvas, size = SIZE;
-    const CELL = Math.max(1, Math.min(22, Math.floor((SIZE - GUTTER) / Math.max(n, 1))));
-    if (!this.ctx) {  // one size whatever the number of tokens: no canvas is reallocated while typing
-      const ratio = window.devicePixelRatio || 1;
-      c.width = size * ratio; c.height = size * ratio;
-      c.style.width = `${size}px`; c.style.height = `${size}px`;
-      this.ctx = c.getContext("2d");
-      this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      this.ink = getComputedStyle(this.box).color || "#000";
-    }
+    const n = M.length, c = this.canvas, { side, cell, edges: e } = mapGeometry(n);
+    this.resize(side);
     const ctx = this.ctx, lut = this.style.lut || [];
-    ctx.clearRect(0, 0, size, size);
+    ctx.clearRect(0, 0, side, side);
     ctx.fillStyle = "#dddddd";
-    ctx.fillRect(GUTTER, GUTTER, CELL * n, CELL * n);
+    ctx.fillRect(GUTTER, GUTTER, side - GUTTER, side - GUTTER);
     for (let i = 0; i < n; i++) {
       const row = M[i];
       for (let j = 0; j <= i; j++) {
         ctx.fillStyle = lut[Math.max(0, Math.min(255, Math.round(255 * row[j])))] || "#000";
-        ctx.fillRect(GUTTER + CELL * j, GUTTER + CELL * i, CELL, CELL);
+        ctx.fillRect(e[j], e[i], e[j + 1] - e[j], e[i + 1] - e[i]);
       }
     }
     ctx.fillStyle = this.ink;
-    ctx.font = `${Math.min(10, CELL)}px sans-serif`;
+    ctx.font = `${Math.min(10, Math.floor(cell))}px sans-serif`;
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
-    for (let i = 0; i < n && CELL >= 5; i++) {
-      const t = CELL >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1);
-      ctx.fillText(t, GUTTER + CELL * i + CELL / 2, GUTTER / 2);
+    for (let i = 0; i < n && cell >= 5; i++) {
+      const t = cell >= 18 ? labels[i].slice(0, 3) : labels[i].slice(0, 1), mid = (e[i] + e[i + 1]) / 2;
+      ctx.fillText(t, mid, GUTTER / 2);
       ctx.textAlign = "right";
-      ctx.fillText(t, GUTTER - 2, GUTTER + CELL * i + CELL / 2);
+      ctx.fillText(t, GUTTER - 2, mid);
       ctx.textAlign = "center";
     }
     c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
