@@ -30,6 +30,7 @@ PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-v
   [tr.querySelector('th').textContent, ...[...tr.querySelectorAll('td')].map(td => td.textContent)])"""
 MAP_SIZES = """() => [...document.querySelectorAll('.attnlib-live canvas.attnlib-map')].map(c =>
   ({view: c.dataset.view, css: [c.clientWidth, c.clientHeight], store: [c.width, c.height], ratio: window.devicePixelRatio}))"""
+INKS_ARE = """(ink) => [...document.querySelectorAll('.attnlib-live canvas.attnlib-map')].every(c => c.attnlibInk === ink)"""
 # the maps' geometry in induction.js: a gutter of 22 px for the labels, cells of 22 px while they fit in 310 px
 GUTTER, MAX_CELL, FULL = 22, 22, 310
 
@@ -104,6 +105,10 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         long_text = box.input_value()
         assert _shown(page) == _expected(data, long_text, "letters")
         _check_map_sizes(page, 48)
+        # a theme switch redraws the labels in the theme's text colour (they were drawn once, in the first one's)
+        assert page.evaluate(INKS_ARE, "rgb(26, 26, 26)")  # explorer.css: the light theme's text colour
+        page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; }")
+        page.wait_for_function(INKS_ARE, arg="rgb(230, 230, 230)", timeout=5_000)
         page.locator(".attnlib-live button.attnlib-copy-link").click()
         fresh = context.new_page()
         fresh.goto(page.url)

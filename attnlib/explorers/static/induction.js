@@ -99,12 +99,12 @@ class MapView {
     c.style.width = `${side}px`; c.style.height = `${side}px`;
     this.ctx = c.getContext("2d");
     this.ctx.setTransform(ratio, 0, 0, ratio, 0, 0);  // setting the size reset the transform
-    this.ink = this.ink || getComputedStyle(this.box).color || "#000";
   }
 
   update(M, labels, what) {
     const n = M.length, c = this.canvas, { side, cell, edges: e } = mapGeometry(n);
     this.resize(side);
+    this.ink = this.ink || getComputedStyle(this.box).color || "#000";  // read again after a theme switch (renderInduction)
     const ctx = this.ctx, lut = this.style.lut || [];
     ctx.clearRect(0, 0, side, side);
     ctx.fillStyle = "#dddddd";
@@ -128,6 +128,7 @@ class MapView {
       ctx.textAlign = "center";
     }
     c.attnlibValues = M;  // the numbers drawn (read by the browser tests)
+    c.attnlibInk = this.ink;  // and the colour of the labels
     const text = n ? describeRow(M[n - 1], labels, n - 1, this.style) : "no tokens";
     c.setAttribute("aria-label", `${what}: ${n} by ${n} attention weights, rows are queries, columns keys. ${text}`);
     if (this.detail.textContent !== text) this.detail.textContent = text;
@@ -216,7 +217,12 @@ function renderInduction({ model, el: host }) {
     L.status.say(`Last change: ${lastChange}.`, L.facts.textContent);
   }
   draw();
-  return listen(model, ["text", "mode", "error"], draw, () => L.status.dispose());
+  // the map labels are drawn in the text colour of the page's theme: draw again when the reader switches it
+  const retheme = new MutationObserver(() => { for (const m of maps) m.view.ink = null; draw(); });
+  const themeFilter = { attributes: true, attributeFilter: ["data-theme", "data-jp-theme-light"] };
+  retheme.observe(document.documentElement, themeFilter);
+  if (document.body) retheme.observe(document.body, themeFilter);
+  return listen(model, ["text", "mode", "error"], draw, () => { retheme.disconnect(); L.status.dispose(); });
 }
 
 export function acceptLink(model, obj) {
