@@ -12,7 +12,8 @@ still loaded and checked for console errors, failed or foreign requests,
 content, images and heading order.
 
 Artifacts for review (git-ignored) are written to ``test-artifacts/``: a
-light and a dark full-page screenshot of every chapter (JPEG, quality 80), and
+full-page screenshot of every chapter in the light theme and one of its first screen in the
+dark theme (JPEG, quality 80), and
 ``axe-report.json`` with every axe-core violation of every page audited.
 """
 
@@ -151,7 +152,9 @@ def axe_pages(html: Path, pages: list[str]) -> list[str]:
     return [p for p in pages if not p.startswith("api/") or p in packages or p == largest]
 
 
-def _visit(context, blocker, base: str, path: str, *, axe: bool, axe_rules: list[str] | None, screenshot: Path | None) -> PageVisit:
+def _visit(
+    context, blocker, base: str, path: str, *, axe: bool, axe_rules: list[str] | None, screenshot: Path | None, dark: bool
+) -> PageVisit:
     page = context.new_page()
     errors: list[str] = []
     failed: list[str] = []
@@ -169,7 +172,10 @@ def _visit(context, blocker, base: str, path: str, *, axe: bool, axe_rules: list
         violations = page.evaluate(AXE_JS_RUN, axe_rules)
     if screenshot is not None:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(screenshot), full_page=True, type="jpeg", quality=80)  # PNG took 1.3-2.7 s a chapter
+        # JPEG (PNG took 1.3-2.7 s a chapter); the dark pass keeps the first screen only: the whole page
+        # in the dark theme took about 25 s of one CI run, and the explorers' dark screenshots come from
+        # tests/web/test_web_explorers_fit.py
+        page.screenshot(path=str(screenshot), full_page=not dark, type="jpeg", quality=80)
     seconds = time.perf_counter() - start
     page.close()
     blocked = blocker.blocked[blocked_before:]
@@ -196,7 +202,7 @@ def audit(web_html, tmp_path_factory) -> Audit:
     def visit_all(theme: str, axe_rules: list[str] | None, suffix: str, visited: list[str]) -> dict[str, PageVisit]:
         with browser_context(tmp_path_factory.mktemp(f"chromium-{theme}"), color_scheme=theme) as (context, blocker):
             return {
-                path: _visit(context, blocker, base, path, axe=path in audited, axe_rules=axe_rules,
+                path: _visit(context, blocker, base, path, axe=path in audited, axe_rules=axe_rules, dark=theme == "dark",
                              screenshot=shots / f"{Path(path).stem}{suffix}.jpg" if is_chapter(path) else None)
                 for path in visited
             }  # fmt: skip
