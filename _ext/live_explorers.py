@@ -89,6 +89,9 @@ def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doct
         # page, hold the explorers back.
         entry = f'<script type="module" async>{entry_module(body, context["pathto"])}</script>\n'
         context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"]) + entry
+
+
+def _defer_head_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     # The search page loads searchtools.js as a blocking script, which needs doctools.js before it: it keeps
     # the theme's order (it has no explorer; the search index is what it waits for anyway).
     if pagename != "search" and isinstance(context.get("script_files"), list):
@@ -129,6 +132,7 @@ def _copy(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("html-page-context", _add_host, priority=900)  # after the handlers that add scripts (mathjax's)
+    app.connect("html-page-context", _add_host)
+    app.connect("html-page-context", _defer_head_scripts, priority=900)  # after the handlers that add scripts (mathjax's)
     app.connect("build-finished", _copy)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
