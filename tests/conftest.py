@@ -126,7 +126,7 @@ def _make_binder_env(folder: Path) -> dict:
     install = subprocess.run(
         # --no-compile: pip would byte-compile all of its 7,300 modules (17 s of CPU here), most of which
         # no kernel imports; instead the environment's processes write the bytecode of what they import
-        # (_binder_env_vars: PYTHONDONTWRITEBYTECODE, set on this machine, is dropped), so the first kernel
+        # (_env_without_venv drops PYTHONDONTWRITEBYTECODE, which this machine sets), so the first kernel
         # compiles a module and the later ones reuse it, as in a Binder image whose modules were compiled
         [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "-r", "requirements.txt"],
         cwd=ROOT, env=env, capture_output=True, text=True,
