@@ -784,16 +784,24 @@ def encoder_stack(
     [(2, 4), (2, 4), (2, 4), (2, 4)]
     """
     x = as_array("X", X, 2)
-    ps = _layers(layers)
+    return [x] + [r.output for r in _stack_forward(x, _layers(layers), n_heads, mask, norm_first, activation, eps)]
+
+
+def _stack_forward(
+    x: np.ndarray, ps: list[dict[str, np.ndarray]], n_heads: Any, mask: Any, norm_first: Any, activation: Any, eps: Any
+) -> list[EncoderLayerResult]:
+    """Every block's forward pass, first block first (the stack's checks: options, mask and each block's width)."""
     opts = _options(norm_first, activation, eps)
     allowed = _mask(mask, x.shape[0])
-    rows = [x]
+    results: list[EncoderLayerResult] = []
+    rows = x
     for p in ps:
-        if rows[-1].shape[1] != p["W_Q"].shape[0]:
+        if rows.shape[1] != p["W_Q"].shape[0]:
             raise ValueError(f"X has d_model={x.shape[1]} but a layer's params['W_Q'] has {p['W_Q'].shape[0]} rows")
         h, dh = _d_head(x.shape[1], n_heads)
-        rows.append(_forward(rows[-1], p, h, dh, allowed, *opts).output)
-    return rows
+        results.append(_forward(rows, p, h, dh, allowed, *opts))
+        rows = results[-1].output
+    return results
 
 
 def encoder_stack_backward(
@@ -822,16 +830,8 @@ def encoder_stack_backward(
     """
     x = as_array("X", X, 2)
     ps = _layers(layers)
-    nf, act, e = _options(norm_first, activation, eps)
-    allowed = _mask(mask, x.shape[0])
-    results = []
-    rows = x
-    for p in ps:
-        if rows.shape[1] != p["W_Q"].shape[0]:
-            raise ValueError(f"X has d_model={x.shape[1]} but a layer's params['W_Q'] has {p['W_Q'].shape[0]} rows")
-        h, dh = _d_head(x.shape[1], n_heads)
-        results.append(_forward(rows, p, h, dh, allowed, nf, act, e))
-        rows = results[-1].output
+    results = _stack_forward(x, ps, n_heads, mask, norm_first, activation, eps)
+    rows = results[-1].output  # _layers refuses an empty stack
     dy = as_array("d_output", d_output, 2)
     if dy.shape != rows.shape:
         raise ValueError(f"d_output has shape {dy.shape} but the stack's output has shape {rows.shape} (n, d_model)")

@@ -1,11 +1,6 @@
 """Chapter 15's exercises (long sequences): their variants, answers and self-checks.
 
-Every exercise of the chapter that has variants is one :class:`~attnlib.exercises.registry.Exercise`
-registered at the bottom of this module: its ``draw`` (the inputs for a seed),
-``well_posed``, and the ``answer`` of a by-hand exercise or the ``calls``,
-``reference`` and ``own`` functions of an implement exercise. The self-checks
-(``check_*``) are re-exported by :mod:`attnlib.checks`, the draw functions by
-:mod:`attnlib.variants`.
+The module follows the layout described in :mod:`attnlib.exercises`.
 """
 
 from __future__ import annotations
