@@ -21,9 +21,17 @@ def output_text(nb) -> str:
     """Everything a notebook's executed cells showed: streams, text, HTML, Markdown and LaTeX."""
     parts = []
     for cell in nb.cells:
+        stream = None  # the name of the stream the last part came from: its next chunk continues that part
         for out in cell.get("outputs", []):
             if "text" in out:
-                parts.append(out["text"])
+                # a kernel may cut one printed line into chunks (_ext/exact_streams.py): joined exactly
+                if out.get("output_type") == "stream" and out.get("name") == stream:
+                    parts[-1] += out["text"]
+                else:
+                    parts.append(out["text"])
+                stream = out.get("name") if out.get("output_type") == "stream" else None
+                continue
+            stream = None
             for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
                 if mime in out.get("data", {}):
                     parts.append(out["data"][mime])
