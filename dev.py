@@ -145,6 +145,12 @@ def _basetemp() -> list[str]:
 
 
 def test(extra: list[str]) -> None:
+    # Two pytest workers and the processes they start (kernels, book builds, nbgrader) share the
+    # machine's cores: OpenBLAS's own threads, one per core in every process, would only compete with
+    # them (two numpy training processes on two cores took 9.6-11.9 s of CPU with two BLAS threads each
+    # for what one thread each did in 7.5 s, with the same numbers; attnlib._threads). A reader's own
+    # runs keep the default; set OPENBLAS_NUM_THREADS yourself to test with more.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     quick = "--quick" in extra
     extra = [a for a in extra if a != "--quick"]
     phases = Phases()

@@ -20,7 +20,6 @@ records every step for one row of scores, for worked examples.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ._threads import one_blas_thread
 from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
 from .backward import AttentionGradients
 from .core import _check_qk, scale_divisor
@@ -706,13 +706,7 @@ def _run_workers(work: Callable[[Sequence[int]], Any], starts: list[int], worker
         return [work(starts)]
     from concurrent.futures import ThreadPoolExecutor
 
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency (not on Pyodide, which has no threads)
-        limits: Any = contextlib.nullcontext()
-    else:
-        limits = threadpool_limits(limits=1, user_api="blas")
-    with limits, ThreadPoolExecutor(max_workers=workers) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_quietly, work, starts[i::workers]) for i in range(workers)]
         return [f.result() for f in futures]
 

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._memory import check_size
+from ._threads import one_blas_thread
 from ._validate import (
     as_array,
     as_int,
@@ -1071,10 +1072,17 @@ def _train_book(key: tuple[int, int]) -> InductionRun:
     )
 
 
+def _train_book_in_worker(key: tuple[int, int]) -> InductionRun:
+    with one_blas_thread():  # the processes share the cores: BLAS threads of their own would only compete
+        return _train_book(key)
+
+
 def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> list[InductionRun]:
     """:func:`book_run` for several seeds, trained in up to ``processes`` worker processes at once.
 
-    Each run is the same whichever process trains it (it depends on its seed only).
+    Each run is the same whichever process trains it (it depends on its seed only); each worker
+    process uses one BLAS thread (:func:`attnlib._threads.one_blas_thread`), which gives the same
+    numbers to the last bit.
 
     Examples
     --------
@@ -1090,5 +1098,5 @@ def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> lis
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         with multiprocessing.get_context(method).Pool(min(processes, len(todo))) as pool:
-            _BOOK_RUNS.update(zip(todo, pool.map(_train_book, todo)))
+            _BOOK_RUNS.update(zip(todo, pool.map(_train_book_in_worker, todo)))
     return [book_run(*k) for k in keys]

@@ -6,7 +6,10 @@ Run from the repository root (needs /usr/bin/chromium and the dev environment):
     .venv/bin/python benchmarks/explorer_speed.py --moves 20           # quicker
     .venv/bin/python benchmarks/explorer_speed.py --book _build/html   # page-load-to-live on the built book too
 
-It measures, in one run on the same machine, with every host but 127.0.0.1 blocked:
+It measures, in one run on the same machine, with every host but 127.0.0.1 blocked (by chromium's
+resolver, ``tests/support/browser.py``; until 2026-12-02 every request went through playwright's
+``context.route``, which made a chapter page's load ~100-250 ms slower than a reader's: page-load
+figures before that date include it):
 
 * **static page**: the web book's host (``host.js``) with the explorers' real text/html output
   (``attnlib.explorers.attention_explorer`` on the running example, 3 tokens, and on 8 tokens);
@@ -112,7 +115,7 @@ def static_site(folder: Path) -> Path:
         parts.append(data["text/html"])
     frontend.write_modules(folder / "_explorers")
     page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>explorer speed</title></head>'
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>explorer speed</title></head>'
         f'<body><main style="max-width:900px">{"".join(parts)}</main>'
         '<script type="module" src="_explorers/host.js"></script></body></html>'
     )
@@ -164,7 +167,8 @@ def induction_explorer_html() -> str:
 def induction_site(folder: Path) -> Path:
     frontend.write_modules(folder / "_explorers")
     page = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>induction explorer speed</title></head>'
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        "<title>induction explorer speed</title></head>"
         f'<body><main style="max-width:900px">{induction_explorer_html()}</main>'
         '<script type="module" src="_explorers/host.js"></script></body></html>'
     )

@@ -71,7 +71,7 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
     frontend.write_modules(site / "_explorers")
     html = ex._repr_mimebundle_()[0]["text/html"]
     page_html = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>induction</title></head>'
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>induction</title></head>'
         f'<body><main>{html}</main><script type="module" src="_explorers/host.js"></script></body></html>'
     )
     (site / "index.html").write_text(page_html, encoding="utf-8")

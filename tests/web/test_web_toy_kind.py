@@ -25,7 +25,7 @@ COUNT_CELLS = "() => [...document.querySelectorAll('.attnlib-live')].map(l => l.
 def _page(site, outputs: list[str]) -> None:
     """index.html with the cells' text/html outputs and the host, as the web book serves them."""
     page_html = (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>explorers</title></head>'
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>explorers</title></head>'
         f'<body><main>{"".join(outputs)}</main><script type="module" src="_explorers/host.js"></script></body></html>'
     )
     (site / "index.html").write_text(page_html, encoding="utf-8")
