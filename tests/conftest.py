@@ -172,10 +172,16 @@ if __name__ == "__main__":
     jobs = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in records]
     with multiprocessing.Pool(min(len(jobs), multiprocessing.cpu_count()) or 1) as pool:
         results = list(pool.imap_unordered(ExecutionWorkerLocalMProc(), jobs, chunksize=1))
+    # 1: the notebook raised (its traceback is in the cache); 2: the worker failed around it (starting the
+    # kernel, writing the cache; logged on stderr). Once in a loaded run a 2 came with no error in the
+    # notebook: such a notebook runs once more, alone, and is reported as retried.
+    again = [j for j in jobs if (2, j.uri) in results]
+    retried = [j.uri for j in again]
+    results = [r for r in results if r[0] != 2] + [ExecutionWorkerLocalMProc()(j) for j in again]
     tracebacks = {r.uri: r.traceback for r in cache.list_project_records() if r.traceback}
     with open(out, "w") as f:
         json.dump({"python": sys.executable, "succeeded": [p for i, p in results if i == 0],
-                   "failed": [p for i, p in results if i != 0], "tracebacks": tracebacks}, f)
+                   "failed": [p for i, p in results if i != 0], "retried": retried, "tracebacks": tracebacks}, f)
 """
 
 
@@ -201,7 +207,9 @@ def make_execution(tmp_path_factory) -> dict:
         done = json.loads(report.read_text())
         assert not done["failed"], "notebooks that failed in the Binder environment:\n" + "\n".join(
             f"{uri}:\n{done['tracebacks'].get(uri, '')[-3000:]}" for uri in done["failed"]
-        )
+        ) + f"\nthe executor's log:\n{run.stderr[-4000:]}"
+        if done["retried"]:  # on the run's terminal, not hidden: what went wrong the first time
+            print(f"\nexecution: run again after a failure outside the notebook: {done['retried']}\n{run.stderr[-3000:]}")
         return {"cache": str(cache), **done}
 
     return once(tmp_path_factory, "execution", make)
