@@ -1081,7 +1081,7 @@ def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> lis
     """:func:`book_run` for several seeds, trained in up to ``processes`` worker processes at once.
 
     Each run is the same whichever process trains it (it depends on its seed only); each worker
-    process uses one BLAS thread (:func:`attnlib._threads.one_blas_thread`), which gives the same
+    process uses one BLAS thread (``attnlib._threads.one_blas_thread``), which gives the same
     numbers to the last bit.
 
     Examples
