@@ -51,9 +51,9 @@ class Blocker:
     blocked: list[str] = field(default_factory=list)
 
     def __call__(self, request) -> None:
-        url = request.url
-        if urlparse(url).scheme in ("http", "https", "ws", "wss") and urlparse(url).hostname != "127.0.0.1":
-            self.blocked.append(url)
+        url = urlparse(request.url)
+        if url.scheme in ("http", "https", "ws", "wss") and url.hostname != "127.0.0.1":
+            self.blocked.append(request.url)
 
 
 def _launch(pw, user_data_dir: Path, options: dict) -> tuple[object, Blocker]:

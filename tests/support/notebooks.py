@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
-from support.paths import CHAPTERS
+from support.paths import CHAPTERS, ROOT
+
+_spec = importlib.util.spec_from_file_location("exact_streams", ROOT / "_ext" / "exact_streams.py")
+#: the book's extension that joins a cell's stream chunks (also what the tests read outputs with)
+exact_streams = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(exact_streams)
+concatenate_streams = exact_streams.concatenate_streams
 
 
 def chapter_notebooks() -> list[Path]:
@@ -18,20 +25,16 @@ def book_notebooks() -> list[Path]:
 
 
 def output_text(nb) -> str:
-    """Everything a notebook's executed cells showed: streams, text, HTML, Markdown and LaTeX."""
+    """Everything a notebook's executed cells showed: streams, text, HTML, Markdown and LaTeX.
+
+    Each cell's stream chunks are joined exactly, as the web book joins them (_ext/exact_streams.py):
+    a kernel may cut one printed line into two chunks.
+    """
     parts = []
     for cell in nb.cells:
-        stream = None  # the name of the stream the last part came from: its next chunk continues that part
-        for out in cell.get("outputs", []):
+        for out in concatenate_streams(cell.get("outputs", [])):
             if "text" in out:
-                # a kernel may cut one printed line into chunks (_ext/exact_streams.py): joined exactly
-                if out.get("output_type") == "stream" and out.get("name") == stream:
-                    parts[-1] += out["text"]
-                else:
-                    parts.append(out["text"])
-                stream = out.get("name") if out.get("output_type") == "stream" else None
-                continue
-            stream = None
+                parts.append(out["text"])
             for mime in ("text/plain", "text/html", "text/markdown", "text/latex"):
                 if mime in out.get("data", {}):
                     parts.append(out["data"][mime])

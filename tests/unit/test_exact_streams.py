@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import nbformat
-from support.notebooks import output_text
-from support.paths import ROOT
-
-_spec = importlib.util.spec_from_file_location("exact_streams", ROOT / "_ext" / "exact_streams.py")
-exact_streams = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(exact_streams)
+from support.notebooks import exact_streams, output_text
 
 
 def _stream(text: str, name: str = "stdout"):
