@@ -4,8 +4,9 @@ repo2docker installs ``requirements.txt`` (with its ``-e .`` line, from the
 repository root) on the Python of ``runtime.txt``; a reader or a fork's CI
 following the Jupyter Book convention runs ``pip install -r requirements.txt``
 and ``jupyter-book build .``. The fixtures of ``tests/conftest.py`` do both in
-one new virtual environment per test run (pip's cache is reused, so packages
-come from the cache or PyPI): ``binder_env`` starts a kernel in ``chapters/``;
+one new virtual environment per test run (uv installs ``requirements.txt``
+there with the versions pip resolves, in seconds, from its cache or PyPI):
+``binder_env`` starts a kernel in ``chapters/``;
 ``execution`` has that environment's Python run every notebook of the book in a
 fresh kernel of that environment, into a new execution cache (the run's only
 execution of the notebooks, which the other build and the chapter tests read
