@@ -13,7 +13,7 @@ One chain makes everything that needs the chapters executed:
    The cache is keyed on the notebooks' code cells, exactly as ``python3 dev.py book``
    reuses ``_build/.jupyter_cache``: a notebook whose code is the same is not run again,
    and the tests of both builds check that neither executed a notebook a second time;
-4. ``executed(path)``: a notebook as that execution left it (outputs and seconds), read
+4. ``executed(path)``: a notebook as that execution left it (outputs, wall and CPU seconds), read
    from the cache, for the tests of the chapters' outputs, figures and prose numbers.
 """
 
@@ -157,11 +157,26 @@ def binder_env(tmp_path_factory) -> dict:
 # three notebooks in the book's order, so the long chapters at the end ran one after the other in
 # one process; here the pool takes one notebook at a time, in the order given (the caller passes
 # the chapters last to first, then the rest: the chapters beyond the post are the long ones).
+# Each pool process runs one notebook at a time, so the growth of its children's CPU time over one
+# job is what that notebook's kernel used, with the processes the kernel started and waited for
+# (chapter 17 trains in two): a cost that, unlike the wall time, hardly depends on what else runs.
 EXECUTE = r"""
-import json, multiprocessing, sys
+import json, multiprocessing, resource, sys
 from pathlib import Path
 from jupyter_cache import get_cache
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+
+
+def children_cpu():
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def execute(job):
+    before = children_cpu()
+    code, uri = ExecutionWorkerLocalMProc()(job)
+    return code, uri, round(children_cpu() - before, 2)
+
 
 if __name__ == "__main__":
     cache_dir, timeout, out, notebooks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -172,17 +187,18 @@ if __name__ == "__main__":
     records = sorted(cache.list_unexecuted(), key=lambda r: order.get(r.uri, -1))
     jobs = [ProcessData(r.pk, r.uri, cache, timeout, False) for r in records]
     with multiprocessing.Pool(min(len(jobs), multiprocessing.cpu_count()) or 1) as pool:
-        results = list(pool.imap_unordered(ExecutionWorkerLocalMProc(), jobs, chunksize=1))
+        results = list(pool.imap_unordered(execute, jobs, chunksize=1))
     # 1: the notebook raised (its traceback is in the cache); 2: the worker failed around it (starting the
     # kernel, writing the cache; logged on stderr). Once in a loaded run a 2 came with no error in the
     # notebook: such a notebook runs once more, alone, and is reported as retried.
-    again = [j for j in jobs if (2, j.uri) in results]
-    retried = [j.uri for j in again]
-    results = [r for r in results if r[0] != 2] + [ExecutionWorkerLocalMProc()(j) for j in again]
+    failed_around = {uri for code, uri, _ in results if code == 2}
+    again = [j for j in jobs if j.uri in failed_around]
+    results = [r for r in results if r[0] != 2] + [execute(j) for j in again]
     tracebacks = {r.uri: r.traceback for r in cache.list_project_records() if r.traceback}
     with open(out, "w") as f:
-        json.dump({"python": sys.executable, "succeeded": [p for i, p in results if i == 0],
-                   "failed": [p for i, p in results if i != 0], "retried": retried, "tracebacks": tracebacks}, f)
+        json.dump({"python": sys.executable, "succeeded": [p for i, p, _ in results if i == 0],
+                   "failed": [p for i, p, _ in results if i != 0], "retried": [j.uri for j in again],
+                   "cpu_seconds": {p: cpu for i, p, cpu in results if i == 0}, "tracebacks": tracebacks}, f)
 """
 
 
@@ -209,6 +225,9 @@ def make_execution(tmp_path_factory) -> dict:
         assert not done["failed"], "notebooks that failed in the Binder environment:\n" + "\n".join(
             f"{uri}:\n{done['tracebacks'].get(uri, '')[-3000:]}" for uri in done["failed"]
         ) + f"\nthe executor's log:\n{run.stderr[-4000:]}"
+        ARTIFACTS.mkdir(exist_ok=True)  # each notebook's CPU seconds, kept with the run's timeline
+        (ARTIFACTS / "execution-cpu.json").write_text(json.dumps(dict(sorted(
+            ((Path(uri).name, cpu) for uri, cpu in done["cpu_seconds"].items()), key=lambda kv: -kv[1])), indent=1))
         if done["retried"]:  # on the run's terminal, not hidden: what went wrong the first time
             print(f"\nexecution: run again after a failure outside the notebook: {done['retried']}\n{run.stderr[-3000:]}")
         return {"cache": str(cache), **done}
@@ -282,12 +301,21 @@ def built_book(books) -> BuiltBook:
     return BuiltBook(Path(books["strict"]["html"]), books["strict"]["log"], books["build_seconds"])
 
 
+@dataclass(frozen=True)
+class Ran:
+    """How long a notebook's fresh kernel took to run it top to bottom: wall seconds, and the CPU
+    seconds of the kernel and of the processes it started (see EXECUTE)."""
+
+    wall: float
+    cpu: float
+
+
 @pytest.fixture(scope="session")
 def executed(execution):
-    """``executed(path)``: a notebook of the book as the run's one execution left it, ``(notebook, seconds)``.
+    """``executed(path)``: a notebook of the book as the run's one execution left it, ``(notebook, Ran)``.
 
     The notebook comes from the run's execution cache, matched on its code as the book build
-    matches it; ``seconds`` is how long its fresh kernel took to run it top to bottom.
+    matches it; :class:`Ran` says how long its fresh kernel took to run it.
     """
     import nbformat
     from jupyter_cache import get_cache
@@ -300,7 +328,7 @@ def executed(execution):
         nb = nbformat.read(path, as_version=4)
         record = cache.match_cache_notebook(nb)
         _, merged = cache.merge_match_into_notebook(nb)
-        return merged, float(record.data["execution_seconds"])
+        return merged, Ran(float(record.data["execution_seconds"]), execution["cpu_seconds"][record.uri])
 
     return read
 

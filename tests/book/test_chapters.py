@@ -9,11 +9,14 @@ from support.notebooks import chapter_notebooks, output_text
 from support.paths import CHAPTERS
 
 NOTEBOOKS = chapter_notebooks()
-# A chapter runs in well under a minute on an idle 2-core machine (chapter 17, the slowest, 39 s, the
-# others under 20 s). Here the chapters run two at a time beside the nbgrader tests, so a chapter's
-# wall time is up to about three times its idle time: the limit catches a chapter that hangs or
-# grows, not a slow moment of the machine.
-MAX_SECONDS = 180
+# What a chapter costs is measured in CPU seconds of its kernel and of the processes the kernel
+# started (conftest's EXECUTE), not in wall time: here the chapters run two at a time beside the
+# grading and build tests, and chapter 17's wall time went from 45-85 s alone to 160-322 s in CI
+# runs, which measured the machine's load, not the notebook. Alone on an idle 2-core machine the
+# chapters used 4-19 CPU-s each, chapter 14 38 CPU-s and chapter 17 127-136 CPU-s (ten training runs in
+# two processes). The limit catches a chapter that grows or spins; a kernel that waits forever
+# is stopped by the cell timeout of _config.yml.
+MAX_CPU_SECONDS = 240
 
 
 def test_there_are_chapters():
@@ -32,8 +35,8 @@ def test_committed_without_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_chapter_runs_and_prints_the_posts_numbers(path, executed):
     assert path.stem in EXPECTED and EXPECTED[path.stem], f"no expected outputs listed for {path.stem}"
-    nb, seconds = executed(path)
-    assert seconds < MAX_SECONDS, f"{path.name} took {seconds:.1f} s"
+    nb, ran = executed(path)
+    assert ran.cpu < MAX_CPU_SECONDS, f"{path.name} took {ran.cpu:.1f} CPU-s ({ran.wall:.1f} s wall)"
     text = output_text(nb)
     missing = [s for s in EXPECTED[path.stem] if s not in text]
     assert not missing, f"{path.name}: outputs lack {missing}"
@@ -53,8 +56,8 @@ def test_cheat_sheet_runs_and_shows_the_summary(executed):
     path = CHAPTERS / "cheatsheet.ipynb"
     nb = nbformat.read(path, as_version=4)
     assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
-    nb, seconds = executed(path)
-    assert seconds < MAX_SECONDS
+    nb, ran = executed(path)
+    assert ran.cpu < MAX_CPU_SECONDS, f"the cheat sheet took {ran.cpu:.1f} CPU-s ({ran.wall:.1f} s wall)"
     text = output_text(nb)
     missing = [s for s in CHEAT_SHEET if s not in text]
     assert not missing, f"the cheat sheet's outputs lack {missing}"
