@@ -119,6 +119,7 @@ out.write_text(probe.cells[0].outputs[0]["text"])
 
 
 def _make_binder_env(folder: Path) -> dict:
+    assert (BIN / "uv").exists(), f"{BIN / 'uv'} is missing: run the tests with `python3 dev.py test`, which installs uv into .venv"
     env_dir = folder / "venv"
     venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
     python = env_dir / "bin" / "python"
