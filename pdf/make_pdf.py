@@ -51,6 +51,9 @@ def _book_pdf():
 _BOOK_PDF = _book_pdf()
 PDF_NAME, pdf_path = _BOOK_PDF.PDF_NAME, _BOOK_PDF.pdf_path
 
+#: playwright's limit for loading the single page and for each step after it (its default is 30 s)
+LOAD_TIMEOUT_MS = 180_000
+
 FOOTER = ('<div style="width:100%;font-size:8px;font-family:sans-serif;color:#555;padding:0 15mm;display:flex;'
           'justify-content:space-between"><span class="title"></span>'
           '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>')
@@ -99,6 +102,8 @@ def print_pdf(singlehtml: Path, target: Path) -> dict:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1100, "height": 1400})
+            # the whole book on one page: loading it passed playwright's default 30 s on a loaded 2-core machine
+            page.set_default_timeout(LOAD_TIMEOUT_MS)
             page.route("**/*", only_local_files)
             clock = time.perf_counter()
             page.goto(page_url, wait_until="load")

@@ -38,7 +38,6 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.validator import Validator
 from sqlalchemy.exc import SAWarning
 from support.grading import ASSIGNMENT_CHAPTERS, make_assignments, nbg, nbgrader_plugins
-from support.once import run_in_background
 from support.paths import BIN
 from traitlets.config import Config
 
@@ -157,9 +156,7 @@ def course(tmp_path_factory) -> dict[str, Graded]:
     root = tmp_path_factory.mktemp("course")
     start = time.perf_counter()
     parts = [NAMES[k::2] for k in range(2) if NAMES[k::2]]
-    with ProcessPoolExecutor(
-        max_workers=len(parts), mp_context=multiprocessing.get_context("spawn"), initializer=run_in_background
-    ) as pool:
+    with ProcessPoolExecutor(max_workers=len(parts), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(grade_part, root / f"part{k}", names) for k, names in enumerate(parts)]
         results = {}
         for future in futures:

@@ -37,7 +37,6 @@ import nbformat
 import pytest
 from sqlalchemy.exc import SAWarning
 from support.grading import TYPED, make_assignments, model_answer, nbg, nbgrader_plugins
-from support.once import run_in_background
 from support.paths import BIN, INSTRUCTOR, ROOT
 
 from attnlib import variants
@@ -84,10 +83,7 @@ class Page:
     def run(self, name: str, cwd: Path | None = None) -> str:
         lang, code = self.blocks[name]
         assert lang == "bash", name
-        done = subprocess.run(
-            ["bash", "-e", "-c", code], cwd=cwd or self.course, env=self.env, capture_output=True, text=True, timeout=600,
-            preexec_fn=run_in_background,
-        )  # fmt: skip
+        done = subprocess.run(["bash", "-e", "-c", code], cwd=cwd or self.course, env=self.env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"instructors.md block {name} failed:\n{code}\n{done.stdout}\n{done.stderr}"
         self.ran.add(name)
         return done.stdout + done.stderr

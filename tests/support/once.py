@@ -55,17 +55,3 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Pa
             return {**result, "waited": 0.0}
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-#: the nice value of work that no other test waits for (nbgrader's grading): on two shared cores,
-#: the chain of fixtures that every browser and build test waits for (the chapters' execution, the
-#: builds) gets the CPU first
-BACKGROUND_NICE = 10
-
-
-def run_in_background() -> None:
-    """Lower this process's CPU priority to ``BACKGROUND_NICE`` (a subprocess's ``preexec_fn``, a pool's initializer).
-
-    What the process starts (nbgrader's kernels) inherits it.
-    """
-    os.nice(max(BACKGROUND_NICE - os.nice(0), 0))
