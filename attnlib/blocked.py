@@ -22,15 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
+from ._lazy import lazy_module
 from ._threads import one_blas_thread
 from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
 from .backward import AttentionGradients
 from .core import _check_qk, scale_divisor
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy as sp
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sp = lazy_module("sympy")
 
 __all__ = [
     "TILE_DTYPES",

@@ -21,13 +21,18 @@ module holds the numbers behind that argument:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
+from ._lazy import lazy_module
 from ._memory import check_size
 from ._validate import as_matrix, as_positive_int, as_seed, finite_result, quiet
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy as sp
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sp = lazy_module("sympy")
 
 __all__ = [
     "BilinearParameterCounts",

@@ -18,12 +18,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
+from ._lazy import lazy_module
 from ._validate import as_bool_matrix, as_positive_int, finite_result, to_ndarray
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy as sp
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sp = lazy_module("sympy")
 
 __all__ = [
     "ExactAttention",

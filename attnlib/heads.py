@@ -11,13 +11,18 @@ the block symbolically (:func:`symbolic_parameter_count`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
 
+from ._lazy import lazy_module
 from ._validate import as_array, as_flag, as_int, as_matrix, as_positive_int
 from .core import head_width
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy as sp
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sp = lazy_module("sympy")
 
 __all__ = ["ParameterCount", "concat_heads", "head_dim", "split_heads", "symbolic_parameter_count"]
 

@@ -12,12 +12,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import sympy
 
+from ._lazy import lazy_module
 from ._memory import check_size
 from ._validate import as_int, as_positive_int, as_real, to_ndarray
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sympy = lazy_module("sympy")
 
 __all__ = [
     "OffsetRotationProof",

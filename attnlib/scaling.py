@@ -15,15 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy as sp
-from sympy import stats
 
+from ._lazy import lazy_module
 from ._memory import check_size
 from ._validate import as_array, as_int_sequence, as_matrix, as_positive_int, as_seed, finite_result, quiet
 from .core import scaled_scores, softmax
+
+if TYPE_CHECKING:  # type checkers and editors see sympy itself
+    import sympy as sp
+    from sympy import stats
+else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` stays light
+    sp = lazy_module("sympy")
+    stats = lazy_module("sympy.stats")
 
 __all__ = [
     "DerivationStep",
