@@ -60,7 +60,35 @@ def test_a_toy_kind_mounts_on_a_static_page(tmp_path):
         page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.includes('times 2')")
         assert cells() == ["1.0000", "-2.5000", "4.0000"]
         assert page.evaluate("() => window.attnlibExplorers.map(e => e.kind)") == [KIND]
+        _check_changed_cells(page)
         assert not errors and not blocker.blocked
+
+
+#: For each shown cell of the scaled row: its class, its arrow (the ::before the stylesheet draws), its background
+#: and the colour the view's style gives its value, and its screen-reader text.
+CHANGED_CELLS = """() => {
+  const look = JSON.parse(document.querySelector('script.attnlib-state').textContent).look;
+  return [...document.querySelectorAll('.attnlib-live table[data-view=scaled] td[data-j]')].map(td => {
+    const v = Number(td.lastChild.data), k = Math.round(255 * (v - -2.5) / (4 - -2.5));
+    const want = document.createElement('div');
+    want.style.background = look.lut[k];
+    return {cls: td.className, arrow: getComputedStyle(td, '::before').content,
+            background: getComputedStyle(td).backgroundColor, want: want.style.backgroundColor,
+            spoken: td.querySelector('.attnlib-sr').textContent};
+  });
+}"""
+
+
+def _check_changed_cells(page) -> None:
+    """After a key press the changed cells are outlined with an arrow up or down (hidden from screen readers) on
+    the colour of their value; once the reader pauses (250 ms) each says what it was."""
+    page.wait_for_function("() => document.querySelector('.attnlib-live table[data-view=scaled] .attnlib-sr').textContent !== ''")
+    got = page.evaluate(CHANGED_CELLS)
+    assert [c["cls"] for c in got] == ["attnlib-changed attnlib-up", "attnlib-changed attnlib-down", "attnlib-changed attnlib-up"]
+    assert [c["arrow"] for c in got] == ['"\u25b2" / ""', '"\u25bc" / ""', '"\u25b2" / ""'], got
+    assert [c["spoken"] for c in got] == [f"changed from {old}, now " for old in ("0.5000", "-1.2500", "2.0000")]
+    # the view colours the row on its own range, -2.5 to 4 (both colours as the browser computes them: rgb(...))
+    assert all(c["background"] == c["want"] and c["want"].startswith("rgb(") for c in got), got
 
 
 def test_every_registered_kind_mounts_without_an_error(tmp_path):

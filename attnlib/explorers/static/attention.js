@@ -304,7 +304,13 @@ class Plane {
     for (const p of output) if (p) lim = Math.max(lim, Math.abs(p[0]) * 1.15, Math.abs(p[1]) * 1.15);
     const xy = (p) => [pad + ((p[0] + lim) / (2 * lim)) * (size - 2 * pad), size - pad - ((p[1] + lim) / (2 * lim)) * (size - 2 * pad)];
     const [ox, oy] = xy([0, 0]);
-    const set = (node, attrs) => { for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, typeof v === "number" ? v.toFixed(1) : v); };
+    const set = (node, attrs) => {  // an attribute is written only when its text changes (one press moves a few arrows)
+      const shown = (node.attnlibShown = node.attnlibShown || {});
+      for (const [k, v] of Object.entries(attrs)) {
+        const t = typeof v === "number" ? v.toFixed(1) : v;
+        if (shown[k] !== t) { shown[k] = t; node.setAttribute(k, t); }
+      }
+    };
     set(this.axes[0], { x1: pad, y1: oy, x2: size - pad, y2: oy });
     set(this.axes[1], { x1: ox, y1: pad, x2: ox, y2: size - pad });
     set(this.axisLabels[0], { x: size - pad, y: oy + 12 });
@@ -313,9 +319,9 @@ class Plane {
     this.arrows.forEach((pair, i) => {
       pair.forEach((a) => {
         const vec = a.dashed ? output[i] : X[i];
-        const hidden = vec ? null : "hidden";
-        for (const node of [a.line, a.dot, a.text]) {
-          if (hidden) node.setAttribute("visibility", "hidden"); else node.removeAttribute("visibility");
+        if (a.hidden !== !vec) {
+          a.hidden = !vec;
+          for (const node of [a.line, a.dot, a.text]) node.setAttribute("visibility", vec ? "visible" : "hidden");
         }
         if (!vec) return;
         const [x, y] = xy(vec);

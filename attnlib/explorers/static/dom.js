@@ -28,12 +28,33 @@ export function colourIndex(v, lo, hi) {
   return Math.max(0, Math.min(255, Math.round((255 * (v - lo)) / span)));
 }
 
-const ARROW_UP = "\u25b2", ARROW_DOWN = "\u25bc";
+/** The lowest and highest finite value of the rows that are shown (0 and 1 when there is none). */
+function finiteRange(M, messages) {
+  let lo = Infinity, hi = -Infinity;
+  M.forEach((row, i) => {
+    if (row === null || i in messages) return;
+    for (const v of row) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+  });
+  return [lo === Infinity ? 0 : lo, hi === -Infinity ? 1 : hi];
+}
+
+/** A value cell's class: [shown on a colour, masked][unchanged, went up, went down]. */
+const CELL_CLASSES = [
+  ["", "attnlib-changed attnlib-up", "attnlib-changed attnlib-down"],
+  ["attnlib-masked", "attnlib-masked attnlib-changed attnlib-up", "attnlib-masked attnlib-changed attnlib-down"],
+];
+
+/** How long the screen-reader text of the changed cells waits for the reader to pause (as statusArea's). */
+const SPOKEN_DELAY_MS = 250;
 
 /**
  * A matrix as an accessible table whose cells carry their value on a cividis colour (style.lut).
  * update() rebuilds the table only when its shape, labels or message rows change; otherwise it
- * rewrites the cells in place and outlines those whose shown value changed (arrow + screen-reader text).
+ * rewrites the cells in place and outlines those whose shown value changed, with an arrow (drawn by
+ * the stylesheet from the class attnlib-up or attnlib-down, hidden from screen readers). A key press
+ * writes only what the eye sees: the cell's colour (a custom property), its class and its text, each
+ * only when it differs from what the view last wrote. The screen-reader text of a changed cell
+ * ("changed from 0.2500, now ") is written once the reader pauses, as the status line's live region is.
  */
 export class MatrixView {
   constructor(name, style) {
@@ -46,6 +67,8 @@ export class MatrixView {
     this.previous = null;
     this.cells = [];
     this.sumCells = [];
+    this.highlighted = null;
+    this.spokenTimer = null;
   }
 
   /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow, decimals} */
@@ -56,63 +79,72 @@ export class MatrixView {
     const key = `${opts.rows.join("\u0000")}|${opts.cols.join("\u0000")}|${Object.keys(messages).join(",")}|${!!sums}`;
     if (this.caption.textContent !== opts.caption) this.caption.textContent = opts.caption;
     if (key !== this.key) this.build(opts, messages, !!sums, key);
-    let lo = opts.vmin, hi = opts.vmax;
+    let [lo, hi] = [opts.vmin, opts.vmax];
     if (lo === undefined || hi === undefined) {
-      let a = Infinity, b = -Infinity;
-      M.forEach((row, i) => {
-        if (row === null || i in messages) return;
-        for (const v of row) if (Number.isFinite(v)) { if (v < a) a = v; if (v > b) b = v; }
-      });
-      if (lo === undefined) lo = a === Infinity ? 0 : a;
-      if (hi === undefined) hi = b === -Infinity ? 1 : b;
+      const [a, b] = finiteRange(M, messages);
+      if (lo === undefined) lo = a;
+      if (hi === undefined) hi = b;
     }
     const texts = [];
     let changed = 0;
     M.forEach((row, i) => {
       if (row === null || i in messages) { texts.push(null); return; }
       const prev = this.previous && this.previous[i];
-      const rowTexts = [];
-      row.forEach((v, j) => {
-        const cell = this.cells[i][j];
+      texts.push(row.map((v, j) => {
         const text = formatValue(v, style);
-        rowTexts.push(text);
-        const k = Number.isFinite(v) ? colourIndex(v, lo, hi) : -1;
-        if (k !== cell.k) {
-          cell.k = k;
-          cell.td.style.background = k >= 0 ? style.lut[k] : "";
-          cell.td.style.color = k >= 0 ? style.text[k] : "";
-        }
-        const old = prev ? prev[j] : null;
-        const moved = old !== null && old !== undefined && old !== text;
-        let cls = k >= 0 ? "" : "attnlib-masked";
-        let arrow = "", spoken = "";
-        if (moved) {
-          changed += 1;
-          cls += " attnlib-changed";
-          arrow = parseShown(text, style) > parseShown(old, style) ? ARROW_UP : ARROW_DOWN;
-          spoken = `changed from ${old}, now `;
-        }
-        cls = cls.trim();
-        if (cell.cls !== cls) { cell.cls = cls; cell.td.className = cls; }
-        if (cell.arrow.textContent !== arrow) cell.arrow.textContent = arrow;
-        if (cell.sr.textContent !== spoken) cell.sr.textContent = spoken;
-        if (cell.value.data !== text) cell.value.data = text;
-      });
+        if (this.writeCell(this.cells[i][j], v, text, prev ? prev[j] : null, lo, hi, style)) changed += 1;
+        return text;
+      }));
       if (sums) {
-        const t = formatValue(sums[i], style);
-        if (this.sumCells[i].textContent !== t) this.sumCells[i].textContent = t;
+        const t = formatValue(sums[i], style), s = this.sumCells[i];
+        if (s.shown !== t) { s.shown = t; s.td.textContent = t; }
       }
-      texts.push(rowTexts);
     });
-    this.table.querySelectorAll("tr.attnlib-highlight").forEach((tr) => tr.classList.remove("attnlib-highlight"));
-    if (opts.highlightRow !== undefined && this.rowsEls[opts.highlightRow]) this.rowsEls[opts.highlightRow].classList.add("attnlib-highlight");
+    this.highlight(opts.highlightRow);
     this.previous = texts;
+    clearTimeout(this.spokenTimer);
+    this.spokenTimer = setTimeout(() => this.speak(), SPOKEN_DELAY_MS);
     return changed;
+  }
+
+  /** One cell: its colour, class (changed, up or down, masked) and text; returns whether its shown value changed. */
+  writeCell(cell, v, text, old, lo, hi, style) {
+    const k = Number.isFinite(v) ? colourIndex(v, lo, hi) : -1;
+    if (k !== cell.k) {
+      cell.k = k;
+      const ink = k >= 0 ? style.text[k] : "";
+      if (k >= 0) cell.td.style.setProperty("--attnlib-cell", style.lut[k]); else cell.td.style.removeProperty("--attnlib-cell");
+      if (ink !== cell.ink) { cell.ink = ink; cell.td.style.color = ink; }
+    }
+    const moved = old !== null && old !== undefined && old !== text;
+    const cls = CELL_CLASSES[k >= 0 ? 0 : 1][moved ? (parseShown(text, style) > parseShown(old, style) ? 1 : 2) : 0];
+    cell.old = moved ? old : null;
+    if (cell.cls !== cls) { cell.cls = cls; cell.td.className = cls; }
+    if (cell.shown !== text) { cell.shown = text; cell.value.data = text; }
+    return moved;
+  }
+
+  /** Outline row i (undefined: none). */
+  highlight(i) {
+    const tr = i === undefined ? null : this.rowsEls[i] || null;
+    if (tr === this.highlighted) return;
+    if (this.highlighted) this.highlighted.classList.remove("attnlib-highlight");
+    if (tr) tr.classList.add("attnlib-highlight");
+    this.highlighted = tr;
+  }
+
+  /** Write the screen-reader text of every cell that differs from what it says now. */
+  speak() {
+    for (const row of this.cells) for (const cell of row) {
+      const spoken = cell.old === null ? "" : `changed from ${cell.old}, now `;
+      if (cell.said !== spoken) { cell.said = spoken; cell.sr.textContent = spoken; }
+    }
   }
 
   build(opts, messages, withSums, key) {
     this.key = key;
     this.previous = null;
+    this.highlighted = null;
     const head = el("tr", {}, el("td", { class: "attnlib-corner" }));
     for (const c of opts.cols) head.append(el("th", { scope: "col", text: c }));
     if (withSums) head.append(el("th", { scope: "col", title: "sum of the row", text: "row sum" }));
@@ -127,17 +159,16 @@ export class MatrixView {
         tr.append(el("td", { colspan: opts.cols.length + (withSums ? 1 : 0), class: "attnlib-message", "data-i": i, role: "note", text: messages[i] }));
       } else {
         opts.cols.forEach((_, j) => {
-          // arrow (hidden from screen readers), "changed from ..." (screen readers only), the value
-          const arrow = el("span", { class: "attnlib-arrow", "aria-hidden": "true" });
+          // "changed from ..." (screen readers only), then the value; the arrow is the stylesheet's
           const sr = el("span", { class: "attnlib-sr" });
           const value = document.createTextNode("");
-          const td = el("td", { "data-i": i, "data-j": j }, arrow, sr, value);
-          rowCells.push({ td, arrow, sr, value, k: null, cls: null });
+          const td = el("td", { "data-i": i, "data-j": j }, sr, value);
+          rowCells.push({ td, sr, value, k: null, ink: null, cls: null, shown: null, old: null, said: "" });
           tr.append(td);
         });
         if (withSums) {
           const s = el("td", { class: "attnlib-rowsum", "data-i": i });
-          this.sumCells[i] = s;
+          this.sumCells[i] = { td: s, shown: null };
           tr.append(s);
         }
       }
@@ -246,12 +277,20 @@ export function tokenColour(style, i) {
   return palette[i % palette.length];
 }
 
+const savePending = new WeakSet();
+
 /**
- * Send the model's changes to the kernel after this turn's views are drawn: the draw was queued as a
- * microtask by the change event, so queueing the send behind it puts the page's update first.
+ * Send the model's changes to the kernel in a task after this one, so that the views are drawn (a
+ * microtask the change event queued) and the browser can paint them before the message is built and
+ * sent (in JupyterLab about 1 ms a key press); the changes of one task go in one message.
  */
 export function saveSoon(model) {
-  queueMicrotask(() => model.save_changes());
+  if (savePending.has(model)) return;
+  savePending.add(model);
+  setTimeout(() => {
+    savePending.delete(model);
+    model.save_changes();
+  }, 0);
 }
 
 /** Read a trait with a default (the static host and anywidget both return undefined for a missing key). */
