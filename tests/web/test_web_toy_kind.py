@@ -111,3 +111,29 @@ def test_every_registered_kind_mounts_without_an_error(tmp_path):
         )
         assert all(t > 0 for t in tables), tables
         assert not errors and not blocker.blocked, errors
+
+
+def test_the_live_region_reads_the_weights_once_the_reader_pauses(tmp_path):
+    """The attention explorer's screen-reader line (its polite live region), written 250 ms after the last key
+    press: the change and every query row's weights, the same numbers as the weights table shows."""
+    site = tmp_path / "site"
+    frontend.write_modules(site / "_explorers")
+    _page(site, [explorers.attention_explorer()._repr_mimebundle_()[0]["text/html"]])
+    with serve(site) as base, browser_context(tmp_path / "chromium") as (context, blocker):
+        page = context.new_page()
+        page.goto(base + "index.html")
+        page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
+        page.locator(".attnlib-live input.attnlib-W_Q-0-0").focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        region = ".attnlib-live .attnlib-live-region"
+        page.wait_for_function(f"() => document.querySelector('{region}').textContent.includes('to 1.15')")
+        spoken = page.locator(region).text_content()
+        rows = page.eval_on_selector_all(
+            ".attnlib-live table[data-view=weights] tbody tr",
+            "trs => trs.map(tr => [tr.querySelector('th').textContent, "
+            "[...tr.querySelectorAll('td[data-j]')].map(td => td.lastChild.data).join(', ')])",
+        )
+        want = "; ".join(f"{token}: {values}" for token, values in rows)
+        assert spoken == f"Last change: W_Q[1,1] moved from 1.10 to 1.15. Weights by query row: {want}.", spoken
+        assert len(rows) == 3 and not blocker.blocked

@@ -166,9 +166,9 @@ function maskControl(ctx) {
     el: el("fieldset", { class: "attnlib-mask-control" }, el("legend", { text: "mask (rows: queries, columns: keys)" }), modes, grid),
     sync() {
       const mode = read(model, "mask_mode", "none");
-      for (const [m, input] of Object.entries(modeInputs)) input.checked = m === mode;
+      for (const [m, input] of Object.entries(modeInputs)) if (input.checked !== (m === mode)) input.checked = m === mode;
       const cells = maskPattern(mode, read(model, "mask_cells", allCells(n)), n);
-      cellInputs.forEach((row, i) => row.forEach((cb, j) => { cb.checked = !!cells[i][j]; }));
+      cellInputs.forEach((row, i) => row.forEach((cb, j) => { if (cb.checked !== !!cells[i][j]) cb.checked = !!cells[i][j]; }));
     },
   };
 }
@@ -230,12 +230,15 @@ function drawAttention(ctx, parts) {
     changed += view.update(M, opts);
   }
   if (parts.plane) parts.plane.update(X, r.output);
-  const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
   const empty = Object.keys(r.messages).map((i) => tokens[i]);
   const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
+  const lastChange = ctx.lastChange;
   parts.status.say(
-    `Last change: ${ctx.lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
-    `Last change: ${ctx.lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`,
+    `Last change: ${lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
+    () => {  // what a screen reader hears once the reader pauses (built then: a held key does not build it at every step)
+      const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
+      return `Last change: ${lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`;
+    },
   );
 }
 

@@ -212,11 +212,12 @@ export function statusArea() {
   let timer = null;
   return {
     el: box,
+    /** shown: the visible line; spoken: the text for the live region, or a function that makes it. */
     say(shown, spoken) {
       if (visible.textContent !== shown) visible.textContent = shown;
       // announce once the reader pauses (a held arrow key would otherwise queue every step)
       clearTimeout(timer);
-      timer = setTimeout(() => { live.textContent = spoken; }, 250);
+      timer = setTimeout(() => { live.textContent = typeof spoken === "function" ? spoken() : spoken; }, SPOKEN_DELAY_MS);
     },
     dispose() { clearTimeout(timer); },
   };
@@ -277,20 +278,28 @@ export function tokenColour(style, i) {
   return palette[i % palette.length];
 }
 
-const savePending = new WeakSet();
+/** The kernel hears of a drag at most this often (ms); the last change of a burst is always sent. */
+export const SEND_INTERVAL_MS = 250;
+const sends = new WeakMap();  // model -> {last: time of the last send, timer}
 
 /**
- * Send the model's changes to the kernel in a task after this one, so that the views are drawn (a
- * microtask the change event queued) and the browser can paint them before the message is built and
- * sent (in JupyterLab about 1 ms a key press); the changes of one task go in one message.
+ * Send the model's changes to the kernel: in a task after this one, so that the views are drawn (a microtask
+ * the change event queued) and painted before the message is built; and at most once every SEND_INTERVAL_MS,
+ * so that a held arrow key does not send a message for every step. In JupyterLab each message makes the
+ * kernel busy and then idle, and JupyterLab answers each of those with work of its own (the toolbar measures
+ * its items, the table of contents reads the headings again) that competed with the next key press.
+ * The changes made meanwhile go in the next message (the model collects them); the last one is never lost.
  */
 export function saveSoon(model) {
-  if (savePending.has(model)) return;
-  savePending.add(model);
-  setTimeout(() => {
-    savePending.delete(model);
+  const state = sends.get(model) || { last: -Infinity, timer: null };
+  sends.set(model, state);
+  if (state.timer !== null) return;
+  const wait = Math.max(0, state.last + SEND_INTERVAL_MS - performance.now());
+  state.timer = setTimeout(() => {
+    state.timer = null;
+    state.last = performance.now();
     model.save_changes();
-  }, 0);
+  }, wait);
 }
 
 /** Read a trait with a default (the static host and anywidget both return undefined for a missing key). */
