@@ -8,14 +8,18 @@ This extension
   ``host.js`` and the stylesheet) into ``<html>/_explorers/`` when the build finishes. Not
   into ``_static/``: Jupyter Book 1 adds a ``<script>`` for every ``.js`` file there to
   every page;
-* adds an entry module (``<script type="module" async>``, :func:`entry_module`, the first script
-  of the page) to the pages whose body contains an explorer, and to no other page: it imports
-  ``host.js`` and the kinds of the page and starts the host as soon as these modules are there,
-  while the page is still being parsed (``async``: it waits neither for the parser nor for the
-  theme's deferred scripts and MathJax). The host mounts each explorer live as soon as the parser
-  has reached it (no kernel, nothing from another host) and hides the snapshot, which stays for print
-  and for readers without JavaScript. The page's ``<head>`` also links the stylesheet and
-  ``modulepreload``s the modules it will import, so they download while the page parses;
+* adds an entry module (:func:`entry_module`, the first scripts of the page) to the pages whose body
+  contains an explorer, and to no other page: it imports ``host.js`` and the kinds of the page and
+  starts the host as soon as these modules are there. It is written twice (:func:`entry_scripts`):
+  once as an ``async`` module, which may run while the page is still being parsed, and once as a
+  plain (deferred) module, which runs when parsing ends, before every deferred script of the theme
+  and MathJax. Whichever runs first starts the host (``start()`` runs once); the modules are fetched
+  and evaluated once. The async one alone was at the mercy of chromium's scheduler: on chapter 15 it
+  ran after MathJax, at DOMContentLoaded, in 1 of 10 loads in one run and in 5 of 9 in another (first
+  live 1.1-1.3 s instead of ~0.3 s, 2026-12-02). The host mounts each explorer live as soon as the parser has reached it (no
+  kernel, nothing from another host) and hides the snapshot, which stays for print and for readers
+  without JavaScript. The page's ``<head>`` also links the stylesheet and ``modulepreload``s the
+  modules it will import, so they download while the page parses;
 * lets the parser reach the explorers sooner on every page: the extensions' script files in the
   ``<head>`` (doctools, copybutton, the book theme's, togglebutton, ...) are loaded with ``defer``
   (:func:`deferred_scripts`), which keeps their order and runs them before ``DOMContentLoaded``, as
@@ -79,16 +83,22 @@ def entry_module(body: str, pathto) -> str:
     return "\n".join(lines)
 
 
+def entry_scripts(body: str, pathto) -> str:
+    """The entry module twice: ``async`` (it may run while the page is parsed) and deferred (it runs at the
+    latest when parsing ends, before the theme's deferred scripts). The first to run starts the host."""
+    entry = entry_module(body, pathto)
+    return f'<script type="module" async>{entry}</script>\n<script type="module">{entry}</script>\n'
+
+
 def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     body = context.get("body", "")
     if page_has_explorer(body):
         # this page only, and relative to the site's root (app.add_js_file would put it under _static/).
-        # An async module runs as soon as it and its imports are loaded, while the page is still being
-        # parsed; the host then mounts each explorer once the parser has passed it (static/host.js), so
+        # The async entry may run while the page is still being parsed, the deferred one at the latest when
+        # parsing ends; the host then mounts each explorer once the parser has passed it (static/host.js), so
         # neither the theme's scripts nor MathJax, which take hundreds of milliseconds on a chapter
         # page, hold the explorers back.
-        entry = f'<script type="module" async>{entry_module(body, context["pathto"])}</script>\n'
-        context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"]) + entry
+        context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"]) + entry_scripts(body, context["pathto"])
 
 
 def _defer_head_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -107,7 +107,8 @@ async function mount(div, index, mounted, modules) {
 
 /**
  * Mount every explorer of the page, each as soon as it is there. The web book's pages load an entry module
- * (the page's first script) that imports this host and the page's kinds and calls start(modules): with the
+ * that imports this host and the page's kinds and calls start(modules), twice: async (it may run while the
+ * page is parsed) and deferred (at the latest when parsing ends); the first to run starts the host. With the
  * modules in hand it mounts without waiting for another task, before the theme's scripts and MathJax run.
  * If it runs while the page is still being parsed, an explorer is taken once its snapshot has been parsed (its state, which
  * comes first, is then complete); a MutationObserver takes the later ones as the parser adds them, and
