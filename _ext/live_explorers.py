@@ -15,11 +15,12 @@ This extension
   plain (deferred) module, which runs when parsing ends, before every deferred script of the theme
   and MathJax. Whichever runs first starts the host (``start()`` runs once); the modules are fetched
   and evaluated once. The async one alone was at the mercy of chromium's scheduler: on chapter 15 it
-  ran after MathJax, at DOMContentLoaded, in 1 of 10 loads in one run and in 5 of 9 in another (first
-  live 1.1-1.3 s instead of ~0.3 s, 2026-12-02). The host mounts each explorer live as soon as the parser has reached it (no
-  kernel, nothing from another host) and hides the snapshot, which stays for print and for readers
-  without JavaScript. The page's ``<head>`` also links the stylesheet and ``modulepreload``s the
-  modules it will import, so they download while the page parses;
+  ran after MathJax, at DOMContentLoaded, in 1 of 10 loads in one run and in at least 5 of 9 in
+  another (median 1,118 ms; first live 1.1-1.3 s instead of ~0.3 s, 2026-12-02). The host mounts
+  each explorer live as soon as the parser has reached it (no kernel, nothing from another host)
+  and hides the snapshot, which stays for print and for readers without JavaScript. The page's
+  ``<head>`` also links the stylesheet and ``modulepreload``s the modules it will import, so they
+  download while the page parses;
 * lets the parser reach the explorers sooner on every page: the extensions' script files in the
   ``<head>`` (doctools, copybutton, the book theme's, togglebutton, ...) are loaded with ``defer``
   (:func:`deferred_scripts`), which keeps their order and runs them before ``DOMContentLoaded``, as
