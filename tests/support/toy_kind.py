@@ -77,7 +77,7 @@ def toy_scale_explorer() -> ToyScaleExplorer:
 """
 
 JS = """
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
 import { checkChoice } from "./link.js";
 
 export function toyScale(values, factor) {
@@ -86,13 +86,11 @@ export function toyScale(values, factor) {
 
 function render({ model, el: host }) {
   const L = focusedLayout(host, model, read(model, "title", "Toy"), "toy_scale", ["factor"]);
-  const control = choiceSlider({
-    label: "factor", choices: read(model, "factors", [1]), value: read(model, "factor", 1), cls: "attnlib-toy",
-    onChange: (v) => { model.set("factor", v); saveSoon(model); },
-  });
+  const choices = read(model, "factors", [1]);
+  const control = choiceSetting(L, { key: "factor", label: "factor", choices, fallback: 1, cls: "attnlib-toy" });
   L.controls.prepend(control.el);
   const view = new MatrixView("scaled", L.style);
-  L.views.append(el("div", { class: "attnlib-cell" }, view.table));
+  L.show(view.table);
   function draw() {
     const values = read(model, "values", []), factor = read(model, "factor", 1);
     control.set(factor);

@@ -1,7 +1,7 @@
 // The long-sequence explorer (kind "blocks", chapter 15): the memory of the n x n score matrix against the
 // working set of the blocked computation (both computed by attnlib in Python and passed in `table`), and
 // the strip of scores that exists at a chosen step of the blocked loop.
-import { el, read, choiceSlider, slider, focusedLayout, listen } from "./dom.js";
+import { el, read, choiceSetting, slider, focusedLayout, listen } from "./dom.js";
 import { checkChoice } from "./link.js";
 
 /** Step `step` (1-based) of the blocked loop: key columns [k0, k1) and query rows [r0, r1), as attnlib.blocked.key_block. */
@@ -67,41 +67,34 @@ function renderBlocks({ model, el: host }) {
   const title = read(model, "title", "Dense against blocked: memory and the scores that exist");
   const L = focusedLayout(host, model, title, "blocks", ["n", "block_size", "dtype", "causal", "step"]);
   const style = L.style;
-  let lastChange = "initial setting";
   // one change, and the step moved back to the last block when the new setting has fewer blocks
-  const change = (key, text, v) => {
-    lastChange = text;
-    model.set(key, v);
-    const count = blockCount(read(model, "n", 4096), read(model, "block_size", 128));
-    if (read(model, "step", 1) > count) model.set("step", count);
-    model.save_changes();
+  const change = (values, what) => {
+    const count = blockCount(values.n ?? read(model, "n", 4096), values.block_size ?? read(model, "block_size", 128));
+    L.change(read(model, "step", 1) > count ? { ...values, step: count } : values, what);
   };
-  const nControl = choiceSlider({
-    label: "sequence length n", choices: read(model, "n_choices", [4096]), value: read(model, "n", 4096), cls: "attnlib-n",
-    format: (v) => v.toLocaleString("en-US"),
-    onChange: (v) => change("n", `n changed from ${read(model, "n", 4096)} to ${v}`, v),
+  const nControl = choiceSetting(L, {
+    key: "n", label: "sequence length n", what: "n", choices: read(model, "n_choices", [4096]), fallback: 4096, cls: "attnlib-n",
+    format: (v) => v.toLocaleString("en-US"), change,
   });
-  const bControl = choiceSlider({
-    label: "block size (keys per step)", choices: read(model, "block_choices", [128]), value: read(model, "block_size", 128), cls: "attnlib-block",
-    onChange: (v) => change("block_size", `block size changed from ${read(model, "block_size", 128)} to ${v}`, v),
+  const bControl = choiceSetting(L, {
+    key: "block_size", label: "block size (keys per step)", what: "block size", choices: read(model, "block_choices", [128]), fallback: 128, cls: "attnlib-block", change,
   });
-  const dControl = choiceSlider({
-    label: "number format", choices: read(model, "dtypes", ["float32"]), value: read(model, "dtype", "float32"), cls: "attnlib-dtype",
-    onChange: (v) => change("dtype", `number format changed to ${v}`, v),
+  const dControl = choiceSetting(L, {
+    key: "dtype", label: "number format", choices: read(model, "dtypes", ["float32"]), fallback: "float32", cls: "attnlib-dtype", change,
   });
   const causalBox = el("input", { type: "checkbox", class: "attnlib-causal", "aria-label": "causal mask" });
-  causalBox.addEventListener("change", () => change("causal", `causal mask turned ${causalBox.checked ? "on" : "off"}`, causalBox.checked));
+  causalBox.addEventListener("change", () => change({ causal: causalBox.checked }, `causal mask turned ${causalBox.checked ? "on" : "off"}`));
   const causalLabel = el("label", { class: "attnlib-checkbox" }, causalBox, " causal mask (skip the rows a block cannot reach)");
   const stepControl = slider({
     label: "step", name: "step", value: 1, min: 1, max: 1, step: 1, digits: 0,
-    onInput: (v) => change("step", `step moved to ${v}`, v),
+    onInput: (v) => change({ step: v }, `step moved to ${v}`),
   });
   stepControl.input.classList.add("attnlib-step");
   L.controls.prepend(nControl.el, bControl.el, dControl.el, causalLabel, stepControl.el);
 
   const picture = blockPicture(style);
   const memory = el("table", { class: "attnlib-view", "data-view": "memory" });
-  L.views.append(el("div", { class: "attnlib-cell" }, picture.el), el("div", { class: "attnlib-cell" }, memory));
+  L.show(picture.el, memory);
 
   function draw() {
     const n = read(model, "n", 4096), b = read(model, "block_size", 128), dtype = read(model, "dtype", "float32");
@@ -125,7 +118,7 @@ function renderBlocks({ model, el: host }) {
     );
     L.facts.textContent = `The dense computation holds all ${n.toLocaleString("en-US")}\u00b2 scores at once (${row.dense}); `
       + `the blocked one holds one strip of at most ${Math.min(b, n)} key columns (${row.blocked} in all). Shown: ${where}.`;
-    L.status.say(`Last change: ${lastChange}.`, `${lastChange}. Score matrix ${row.dense}, blocked working set ${row.blocked}; ${where}.`);
+    L.say(null, `Score matrix ${row.dense}, blocked working set ${row.blocked}; ${where}.`);
   }
   draw();
   return listen(model, ["n", "block_size", "dtype", "causal", "step", "table", "error"], draw, () => L.status.dispose());

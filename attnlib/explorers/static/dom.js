@@ -180,26 +180,39 @@ export class MatrixView {
   }
 }
 
+/** A fresh id for a control and its label. */
+export function uid(prefix = "attnlib") {
+  return `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** A labelled range input with a readout (aria-hidden: the input itself is labelled); show(v) writes the readout. */
+function rangeControl({ label, name, min, max, step, value, cls, title, readoutText, choice }) {
+  const id = uid();
+  const input = el("input", { type: "range", id, min, max, step, value, "aria-label": label, class: `attnlib-range ${cls || ""}`.trim(), title, "data-name": choice ? null : name });
+  const readout = el("output", { for: id, class: `attnlib-readout${choice ? " attnlib-choice-readout" : ""}`, "aria-hidden": "true" });
+  const text = el("label", { for: id, class: `attnlib-slider-label${choice ? " attnlib-choice-label" : ""}`, text: name, "aria-hidden": "true" });
+  const show = (v) => {
+    const t = readoutText(v);
+    if (readout.textContent !== t) readout.textContent = t;
+    if (choice && input.getAttribute("aria-valuetext") !== t) input.setAttribute("aria-valuetext", t);
+  };
+  return { el: el("div", { class: `attnlib-slider${choice ? " attnlib-choice" : ""}` }, text, input, readout), input, show };
+}
+
 /** A compact labelled range slider with a readout; onInput(value) on every move. */
 export function slider({ label, name, value, min, max, step, onInput, describe, digits = 2 }) {
-  const id = `attnlib-${Math.random().toString(36).slice(2, 10)}`;
-  const input = el("input", {
-    type: "range", id, min, max, step, value, "aria-label": label, "data-name": name || label, class: "attnlib-range",
-    title: describe || label,
-  });
-  const readout = el("output", { for: id, class: "attnlib-readout", text: Number(value).toFixed(digits), "aria-hidden": "true" });
-  const wrap = el("div", { class: "attnlib-slider" }, el("label", { for: id, class: "attnlib-slider-label", text: name || label, "aria-hidden": "true" }), input, readout);
-  input.addEventListener("input", () => {
-    readout.textContent = Number(input.value).toFixed(digits);
-    onInput(Number(input.value));
+  const c = rangeControl({ label, name: name || label, min, max, step, value, title: describe || label, readoutText: (v) => Number(v).toFixed(digits) });
+  c.show(value);
+  c.input.addEventListener("input", () => {
+    c.show(c.input.value);
+    onInput(Number(c.input.value));
   });
   return {
-    el: wrap,
-    input,
+    el: c.el,
+    input: c.input,
     set(v) {
-      if (Number(input.value) !== v) input.value = String(v);
-      const t = Number(v).toFixed(digits);
-      if (readout.textContent !== t) readout.textContent = t;
+      if (Number(c.input.value) !== v) c.input.value = String(v);
+      c.show(v);
     },
   };
 }
@@ -310,39 +323,48 @@ export function read(model, key, fallback) {
 
 /** A slider over a list of choices (index steps), named `label`, its value text the choice itself. */
 export function choiceSlider({ label, choices, value, format = String, onChange, cls }) {
-  const id = `attnlib-${Math.random().toString(36).slice(2, 10)}`;
   const index = Math.max(0, choices.indexOf(value));
-  const input = el("input", { type: "range", id, min: 0, max: choices.length - 1, step: 1, value: index, "aria-label": label, class: `attnlib-range ${cls || ""}`.trim() });
-  const readout = el("output", { for: id, class: "attnlib-readout attnlib-choice-readout", "aria-hidden": "true" });
-  const show = (v) => {
-    const t = format(v);
-    if (readout.textContent !== t) readout.textContent = t;
-    if (input.getAttribute("aria-valuetext") !== t) input.setAttribute("aria-valuetext", t);
-  };
-  show(choices[index]);
-  input.addEventListener("input", () => {
-    const v = choices[Number(input.value)];
-    show(v);
+  const c = rangeControl({ label, name: label, min: 0, max: choices.length - 1, step: 1, value: index, cls, readoutText: format, choice: true });
+  c.show(choices[index]);
+  c.input.addEventListener("input", () => {
+    const v = choices[Number(c.input.value)];
+    c.show(v);
     onChange(v);
   });
-  const wrap = el("div", { class: "attnlib-slider attnlib-choice" }, el("label", { for: id, class: "attnlib-slider-label attnlib-choice-label", text: label, "aria-hidden": "true" }), input, readout);
   return {
-    el: wrap,
-    input,
+    el: c.el,
+    input: c.input,
     set(v) {
       const k = choices.indexOf(v);
-      if (k >= 0 && Number(input.value) !== k) input.value = String(k);
-      show(v);
+      if (k >= 0 && Number(c.input.value) !== k) c.input.value = String(k);
+      c.show(v);
     },
   };
 }
 
-/** Skeleton of a focused explorer: panel, controls column, facts line, views, status, link, message. */
+/**
+ * A choice slider for the setting `key` of a focused explorer (fallback: its value when the model has none);
+ * a move changes it through `change` (L.change unless given) and the status line says "<what> changed from <old> to <new>".
+ */
+export function choiceSetting(L, { key, label, choices, fallback, cls, format = String, what = label, change = L.change }) {
+  const { model } = L;
+  return choiceSlider({
+    label, choices, value: read(model, key, fallback), cls, format,
+    onChange: (v) => change({ [key]: v }, `${what} changed from ${format(read(model, key, fallback))} to ${format(v)}`),
+  });
+}
+
+/**
+ * Skeleton of a focused explorer: panel, controls column, facts line, views, status, link, message. It also
+ * gives the kind its one way to change the setting, change(values, what) (the status line names the change,
+ * the model saves soon), say(changed, spoken) for the status line, and show(...tables) to add views.
+ */
 export function focusedLayout(host, model, title, kind, linkKeys) {
   const style = read(model, "look", {});
   const root = panel(host, title, kind);
-  if (style.changed) root.style.setProperty("--attnlib-changed", style.changed);
-  if (style.accent) root.style.setProperty("--attnlib-accent", style.accent);
+  for (const [prop, key] of [["--attnlib-changed", "changed"], ["--attnlib-masked", "masked_bg"], ["--attnlib-accent", "accent"]]) {
+    if (style[key]) root.style.setProperty(prop, style[key]);
+  }
   const controls = el("div", { class: "attnlib-controls" });
   const facts = el("p", { class: "attnlib-facts" });
   const views = el("div", { class: "attnlib-views", role: "region", "aria-label": `${title}: views`, tabindex: "0" });
@@ -352,7 +374,19 @@ export function focusedLayout(host, model, title, kind, linkKeys) {
   controls.append(status.el);
   if (share) controls.append(share);
   root.append(el("div", { class: "attnlib-layout" }, controls, el("div", { class: "attnlib-main" }, message.el, facts, views)));
-  return { style, root, controls, facts, views, message, status };
+  const L = { model, style, root, controls, facts, views, message, status, lastChange: "initial setting" };
+  L.change = (values, what) => {
+    L.lastChange = what;
+    for (const [k, v] of Object.entries(values)) model.set(k, v);
+    saveSoon(model);
+  };
+  /** The status line: the last change and, if `changed` is a number, how many values it changed; then `spoken`. */
+  L.say = (changed, spoken) => {
+    const count = typeof changed === "number" ? ` \u2014 ${changed} value(s) changed` : "";
+    status.say(`Last change: ${L.lastChange}${count}.`, typeof spoken === "function" ? () => `${L.lastChange}. ${spoken()}` : `${L.lastChange}. ${spoken}`);
+  };
+  L.show = (...tables) => views.append(...tables.map((t) => el("div", { class: "attnlib-cell" }, t)));
+  return L;
 }
 
 /** Register model listeners that schedule one draw per microtask; returns the cleanup. */

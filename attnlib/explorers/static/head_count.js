@@ -1,7 +1,7 @@
 // The head-count explorer (kind "head_count", chapter 8): a seeded 4-token example of width 8 split
 // across 1, 2, 4 or 8 heads; one weights table per head; the parameter count (from attnlib) stays.
 import { multiHead } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { el, MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -10,15 +10,7 @@ function renderHeadCount({ model, el: host }) {
   const L = focusedLayout(host, model, title, "head_count", ["n_heads"]);
   const tokens = read(model, "tokens", []);
   const choices = read(model, "head_choices", [1, 2, 4, 8]);
-  let lastChange = "initial setting";
-  const control = choiceSlider({
-    label: "number of heads", choices, value: read(model, "n_heads", 2), cls: "attnlib-heads",
-    onChange: (v) => {
-      lastChange = `number of heads changed from ${read(model, "n_heads", 2)} to ${v}`;
-      model.set("n_heads", v);
-      saveSoon(model);
-    },
-  });
+  const control = choiceSetting(L, { key: "n_heads", label: "number of heads", choices, fallback: 2, cls: "attnlib-heads" });
   L.controls.prepend(control.el);
   let views = [];
 
@@ -41,7 +33,7 @@ function renderHeadCount({ model, el: host }) {
     L.facts.textContent = `${h} head(s) of width d_head = ${d} / ${h} = ${r.dHead}: ${h} attention pattern(s) per token. `
       + `Parameters of the block: 4 \u00b7 ${d}\u00b2 = ${params}, whatever the number of heads.`;
     const first = r.weights[0][0].map((v) => formatValue(v, L.style)).join(", ");
-    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. ${h} head(s); head 1, row ${tokens[0]}: ${first}.`);
+    L.say(changed, `${h} head(s); head 1, row ${tokens[0]}: ${first}.`);
   }
   draw();
   return listen(model, ["n_heads", "error"], draw, () => L.status.dispose());

@@ -3,7 +3,7 @@
 // pass below is attnlib.induction.InductionModel.forward written again in JavaScript on compute.js's
 // attention and softmax, held to it by the golden cases of attnlib/explorers/kinds/induction.py.
 import { causalCells, matmul, multiHead, softmaxRows } from "./compute.js";
-import { el, read, focusedLayout, listen, saveSoon } from "./dom.js";
+import { el, read, focusedLayout, listen } from "./dom.js";
 import { formatValue } from "./format.js";
 
 const MODES = ["letters", "words"];
@@ -182,9 +182,8 @@ function renderInduction({ model, el: host }) {
   const select = el("select", { class: "attnlib-mode", "aria-label": "read the text as" },
     ...MODES.map((m) => el("option", { value: m, text: m })));
   select.value = read(model, "mode", "words");
-  let lastChange = "initial setting";
-  input.addEventListener("input", () => { lastChange = "text changed"; model.set("text", input.value); saveSoon(model); });
-  select.addEventListener("change", () => { lastChange = `mode changed to ${select.value}`; model.set("mode", select.value); saveSoon(model); });
+  input.addEventListener("input", () => L.change({ text: input.value }, "text changed"));
+  select.addEventListener("change", () => L.change({ mode: select.value }, `mode changed to ${select.value}`));
   L.controls.prepend(
     el("label", { class: "attnlib-slider-label" }, "your text ", input),
     el("label", { class: "attnlib-slider-label" }, "read as ", select),
@@ -214,7 +213,7 @@ function renderInduction({ model, el: host }) {
     L.facts.textContent = r.ids.length
       ? `${r.ids.length} tokens. After \u201c${r.labels[last]}\u201d the model predicts \u201c${r.predicted_labels[last]}\u201d with probability ${f(r.probability[last])}.`
       : "No tokens.";
-    L.status.say(`Last change: ${lastChange}.`, L.facts.textContent);
+    L.say(null, L.facts.textContent);
   }
   draw();
   // the map labels are drawn in the text colour of the page's theme: draw again when the reader switches it

@@ -1,7 +1,7 @@
 // The positional explorer (kind "positional", chapter 11): the sinusoidal table (from attnlib, passed
 // in `tables`) for a chosen d_model, one position t outlined, and its dot product with every position.
 import { positionalViews } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -11,20 +11,12 @@ function renderPositional({ model, el: host }) {
   const dChoices = read(model, "d_model_choices", [2, 4, 6, 8, 10, 12, 14, 16]);
   const nPositions = (read(model, "tables", {})[String(dChoices[0])] || []).length || 12;
   const positions = Array.from({ length: nPositions }, (_, t) => t);
-  let lastChange = "initial setting";
-  const set = (key, v, what) => { lastChange = what; model.set(key, v); saveSoon(model); };
-  const posControl = choiceSlider({
-    label: "position t", choices: positions, value: read(model, "position", 1), cls: "attnlib-position",
-    onChange: (v) => set("position", v, `position t changed from ${read(model, "position", 1)} to ${v}`),
-  });
-  const dControl = choiceSlider({
-    label: "d_model", choices: dChoices, value: read(model, "d_model", 2), cls: "attnlib-d-model",
-    onChange: (v) => set("d_model", v, `d_model changed from ${read(model, "d_model", 2)} to ${v}`),
-  });
+  const posControl = choiceSetting(L, { key: "position", label: "position t", choices: positions, fallback: 1, cls: "attnlib-position" });
+  const dControl = choiceSetting(L, { key: "d_model", label: "d_model", choices: dChoices, fallback: 2, cls: "attnlib-d-model" });
   L.controls.prepend(posControl.el, dControl.el);
   const peView = new MatrixView("pe", L.style);
   const simView = new MatrixView("similarity", L.style);
-  L.views.append(el("div", { class: "attnlib-cell" }, peView.table), el("div", { class: "attnlib-cell" }, simView.table));
+  L.show(peView.table, simView.table);
 
   function draw() {
     const t = read(model, "position", 1), d = read(model, "d_model", 2);
@@ -40,7 +32,7 @@ function renderPositional({ model, el: host }) {
     changed += simView.update(r.similarity.map((v) => [v]), { rows, cols: [`PE(t=${t})\u00b7PE`], caption: "dot product with every position" });
     const freqs = read(model, "frequencies", {})[String(d)] || [];
     L.facts.textContent = `PE(t=${t}) = (${r.pe.map(f).join(", ")}). Frequencies \u03c9 = ${freqs.map(f).join(", ")}.`;
-    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. PE(t=${t}) = ${r.pe.map(f).join(", ")}.`);
+    L.say(changed, `PE(t=${t}) = ${r.pe.map(f).join(", ")}.`);
   }
   draw();
   return listen(model, ["position", "d_model", "error"], draw, () => L.status.dispose());

@@ -1,7 +1,7 @@
 // The scale-comparison explorer (kind "scale_comparison", chapter 7): the running example stretched
 // by a factor, attending to itself without scaling and with the scores divided by sqrt(d).
-import { scaleComparisonViews, snap } from "./compute.js";
-import { el, MatrixView, read, slider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { rowSums, scaleComparisonViews, snap } from "./compute.js";
+import { MatrixView, read, slider, focusedLayout, listen } from "./dom.js";
 import { formatValue } from "./format.js";
 
 // the range when the data does not say (Python sends it as `length_range`)
@@ -12,21 +12,18 @@ function renderScaleComparison({ model, el: host }) {
   const L = focusedLayout(host, model, title, "scale_comparison", ["length"]);
   const tokens = read(model, "tokens", []);
   const range = read(model, "length_range", LENGTH);
-  let lastChange = "initial setting";
   const control = slider({
     label: "length factor", name: "length \u00d7", value: read(model, "length", 1), ...range,
     onInput: (v) => {
       const old = read(model, "length", 1), value = snap(v, range);
-      lastChange = `length factor moved from ${old.toFixed(2)} to ${value.toFixed(2)}`;
-      model.set("length", value);
-      saveSoon(model);
+      L.change({ length: value }, `length factor moved from ${old.toFixed(2)} to ${value.toFixed(2)}`);
     },
   });
   control.input.classList.add("attnlib-length");
   L.controls.prepend(control.el);
   const rawView = new MatrixView("unscaled", L.style);
   const scaledView = new MatrixView("scaled", L.style);
-  L.views.append(el("div", { class: "attnlib-cell" }, rawView.table), el("div", { class: "attnlib-cell" }, scaledView.table));
+  L.show(rawView.table, scaledView.table);
 
   function draw() {
     const length = read(model, "length", 1);
@@ -34,15 +31,14 @@ function renderScaleComparison({ model, el: host }) {
     L.message.show(read(model, "error", ""));
     const r = scaleComparisonViews(read(model, "X", []), length);
     const f = (v) => formatValue(v, L.style);
-    const sums = (W) => W.map((w) => w.reduce((a, b) => a + b, 0));
-    let changed = rawView.update(r.raw.weights, { rows: tokens, cols: tokens, caption: "weights without scaling", vmin: 0, vmax: 1, rowSums: sums(r.raw.weights) });
+    let changed = rawView.update(r.raw.weights, { rows: tokens, cols: tokens, caption: "weights without scaling", vmin: 0, vmax: 1, rowSums: rowSums(r.raw.weights) });
     changed += scaledView.update(r.scaled.weights, {
-      rows: tokens, cols: tokens, caption: `weights, scores divided by \u221a${r.X[0].length} = ${f(r.divisor)}`, vmin: 0, vmax: 1, rowSums: sums(r.scaled.weights),
+      rows: tokens, cols: tokens, caption: `weights, scores divided by \u221a${r.X[0].length} = ${f(r.divisor)}`, vmin: 0, vmax: 1, rowSums: rowSums(r.scaled.weights),
     });
     const maxes = (W) => W.map((w) => f(Math.max(...w))).join(", ");
     L.facts.textContent = `Vectors stretched by ${length.toFixed(2)}: the scores grow by ${f(length * length)}. `
       + `Largest weight per row, unscaled: ${maxes(r.raw.weights)}; scaled: ${maxes(r.scaled.weights)}.`;
-    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. Largest weights unscaled: ${maxes(r.raw.weights)}; scaled: ${maxes(r.scaled.weights)}.`);
+    L.say(changed, `Largest weights unscaled: ${maxes(r.raw.weights)}; scaled: ${maxes(r.scaled.weights)}.`);
   }
   draw();
   return listen(model, ["length", "error"], draw, () => L.status.dispose());

@@ -1,7 +1,7 @@
 // The scaling explorer (kind "scaling", chapter 5): the seeded scores of one query against six keys
 // (computed by attnlib in Python, passed in `samples`), divided by sqrt(d_k), and both softmaxes.
-import { scalingViews } from "./compute.js";
-import { el, MatrixView, read, choiceSlider, focusedLayout, listen, saveSoon } from "./dom.js";
+import { rowSums, scalingViews } from "./compute.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -9,19 +9,11 @@ function renderScaling({ model, el: host }) {
   const title = read(model, "title", "Scaling: the dimension d_k of queries and keys");
   const L = focusedLayout(host, model, title, "scaling", ["dk"]);
   const choices = read(model, "dk_choices", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
-  let lastChange = "initial setting";
-  const control = choiceSlider({
-    label: "d_k", choices, value: read(model, "dk", 2), cls: "attnlib-dk",
-    onChange: (v) => {
-      lastChange = `d_k changed from ${read(model, "dk", 2)} to ${v}`;
-      model.set("dk", v);
-      saveSoon(model);
-    },
-  });
+  const control = choiceSetting(L, { key: "dk", label: "d_k", choices, fallback: 2, cls: "attnlib-dk" });
   L.controls.prepend(control.el);
   const scoresView = new MatrixView("scores", L.style);
   const weightsView = new MatrixView("weights", L.style);
-  L.views.append(el("div", { class: "attnlib-cell" }, scoresView.table), el("div", { class: "attnlib-cell" }, weightsView.table));
+  L.show(scoresView.table, weightsView.table);
 
   function draw() {
     const dk = read(model, "dk", 2);
@@ -35,14 +27,14 @@ function renderScaling({ model, el: host }) {
     let changed = scoresView.update([r.raw, r.scaled], { rows: ["q\u00b7k", "q\u00b7k/\u221ad_k"], cols: keys, caption: "scores of one query against six keys" });
     changed += weightsView.update([r.weightsRaw, r.weightsScaled], {
       rows: ["unscaled", "scaled"], cols: keys, caption: "softmax weights", vmin: 0, vmax: 1,
-      rowSums: [r.weightsRaw, r.weightsScaled].map((w) => w.reduce((a, b) => a + b, 0)),
+      rowSums: rowSums([r.weightsRaw, r.weightsScaled]),
     });
     const maxRaw = Math.max(...r.weightsRaw), maxScaled = Math.max(...r.weightsScaled);
     const text = `d_k = ${dk}. Spread (standard deviation) of the scores of random vectors: ${f(sample.spread_raw)} unscaled `
       + `(about \u221ad_k = ${f(Math.sqrt(dk))}), ${f(sample.spread_scaled)} after dividing by \u221ad_k. `
       + `Largest weight of the query: ${f(maxRaw)} unscaled, ${f(maxScaled)} scaled.`;
     L.facts.textContent = text;
-    L.status.say(`Last change: ${lastChange} \u2014 ${changed} value(s) changed.`, `${lastChange}. Weights unscaled: ${r.weightsRaw.map(f).join(", ")}; scaled: ${r.weightsScaled.map(f).join(", ")}.`);
+    L.say(changed, `Weights unscaled: ${r.weightsRaw.map(f).join(", ")}; scaled: ${r.weightsScaled.map(f).join(", ")}.`);
   }
   draw();
   return listen(model, ["dk", "samples", "error"], draw, () => L.status.dispose());
