@@ -1,7 +1,7 @@
 // The attention explorer (kind "attention"): the full one, and the focused value-projection and
 // mask explorers (fewer controls and views). State through model.get/set/on/off/save_changes only.
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
-import { el, MatrixView, slider, statusArea, messageBox, panel, copyLink, tokenColour, read, saveSoon, listen } from "./dom.js";
+import { el, MatrixView, slider, focusedLayout, tokenColour, read, listen, uid } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
@@ -19,21 +19,14 @@ function dkText(dk) {
 
 /**
  * What every part of the panel shares: the model, the data it does not change, and commit(), the one
- * way a control changes the setting (it names the change for the status line and saves soon).
+ * way a control changes the setting (the layout's change: it names the change for the status line and saves soon).
  */
-function context(model) {
+function context(model, L) {
   const X = read(model, "X", []);
-  const d = X.length ? X[0].length : 0;
-  const ctx = {
-    model, X, n: X.length, d, tokens: read(model, "tokens", []), style: read(model, "look", {}),
-    range: read(model, "slider", { min: -3, max: 3, step: 0.05 }), lastChange: "initial setting",
+  return {
+    model, X, n: X.length, d: X.length ? X[0].length : 0, tokens: read(model, "tokens", []), style: L.style,
+    range: read(model, "slider", { min: -3, max: 3, step: 0.05 }), commit: L.change, L,
   };
-  ctx.commit = (values, what) => {
-    ctx.lastChange = what;
-    for (const [k, v] of Object.entries(values)) model.set(k, v);
-    saveSoon(model);
-  };
-  return ctx;
 }
 
 /** One slider per entry of each moved matrix (W_Q, W_K, W_V), in a (row, column) grid. */
@@ -105,7 +98,7 @@ function presetControls(ctx) {
 function dkControl(ctx) {
   const { model, d } = ctx;
   const trueDk = read(model, "true_dk", d);
-  const select = el("select", { class: "attnlib-dk", "aria-label": "d_k", id: `attnlib-dk-${Math.random().toString(36).slice(2, 9)}` });
+  const select = el("select", { class: "attnlib-dk", "aria-label": "d_k", id: uid("attnlib-dk") });
   for (const k of read(model, "dk_choices", [0, d])) {
     select.append(el("option", { value: k, text: k === 0 ? "no scaling" : k === trueDk ? `${k} (true d_k)` : String(k) }));
   }
@@ -129,7 +122,7 @@ function dkControl(ctx) {
 /** The mask: a mode (none, causal, custom) and a grid of checkboxes, rows queries and columns keys. */
 function maskControl(ctx) {
   const { model, n, tokens } = ctx;
-  const group = `attnlib-mask-${Math.random().toString(36).slice(2, 9)}`;
+  const group = uid("attnlib-mask");
   const modeInputs = {};
   const modes = el("div", { class: "attnlib-mask-modes", role: "radiogroup", "aria-label": "mask" });
   for (const mode of ["none", "causal", "custom"]) {
@@ -217,7 +210,7 @@ function drawAttention(ctx, parts) {
   parts.message.show(r.error || read(model, "error", ""));
   parts.root.classList.toggle("attnlib-has-error", !!r.error);
   if (r.error) {
-    parts.status.say(`Last change: ${ctx.lastChange}. ${r.error}`, `${r.error}`);
+    parts.status.say(`Last change: ${ctx.L.lastChange}. ${r.error}`, `${r.error}`);
     return;
   }
   const spec = tableSpecs(ctx, r, dk);
@@ -232,7 +225,7 @@ function drawAttention(ctx, parts) {
   if (parts.plane) parts.plane.update(X, r.output);
   const empty = Object.keys(r.messages).map((i) => tokens[i]);
   const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
-  const lastChange = ctx.lastChange;
+  const lastChange = ctx.L.lastChange;
   parts.status.say(
     `Last change: ${lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
     () => {  // what a screen reader hears once the reader pauses (built then: a held key does not build it at every step)
@@ -243,32 +236,22 @@ function drawAttention(ctx, parts) {
 }
 
 function renderAttention({ model, el: host }) {
-  const ctx = context(model);
-  const asked = read(model, "controls", []);
   const title = read(model, "title", "Attention explorer");
-  const root = panel(host, title, "attention");
-  for (const [prop, key] of [["--attnlib-changed", "changed"], ["--attnlib-masked", "masked_bg"], ["--attnlib-accent", "accent"]]) {
-    if (ctx.style[key]) root.style.setProperty(prop, ctx.style[key]);
-  }
+  const L = focusedLayout(host, model, title, "attention", STATE_KEYS);
+  const ctx = context(model, L);
+  const asked = read(model, "controls", []);
   const controls = [
     ...W_NAMES.filter((name) => asked.includes(name)).map((name) => weightControls(ctx, name)),
     ...(asked.includes("presets") ? [presetControls(ctx)] : []),
     ...(asked.includes("d_k") ? [dkControl(ctx)] : []),
     ...(asked.includes("mask") ? [maskControl(ctx)] : []),
   ];
-  const controlBox = el("div", { class: "attnlib-controls" }, ...controls.map((c) => c.el));
-  const status = statusArea();
-  const message = messageBox();
-  const share = copyLink(host, model, STATE_KEYS);
-  controlBox.append(status.el);
-  if (share) controlBox.append(share);
-  const viewBox = el("div", { class: "attnlib-views", role: "region", "aria-label": `${title}: views`, tabindex: "0" });
-  const { tables, plane } = buildViews(ctx, read(model, "views", []).filter((v) => v !== "plane" || ctx.d === 2), viewBox);
-  root.append(el("div", { class: "attnlib-layout" }, controlBox, el("div", { class: "attnlib-main" }, message.el, viewBox)));
-  const parts = { controls, tables, plane, status, message, root };
+  L.controls.prepend(...controls.map((c) => c.el));
+  const { tables, plane } = buildViews(ctx, read(model, "views", []).filter((v) => v !== "plane" || ctx.d === 2), L.views);
+  const parts = { controls, tables, plane, status: L.status, message: L.message, root: L.root };
   const draw = () => drawAttention(ctx, parts);
   draw();
-  return listen(model, [...STATE_KEYS, "error"], draw, () => status.dispose());
+  return listen(model, [...STATE_KEYS, "error"], draw, () => L.status.dispose());
 }
 
 /** Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane; built once, then moved. */
