@@ -4,7 +4,9 @@ On every built page with an explorer (the run's one strict build, ``web_html``),
 each page is opened once; then at both widths and in the light and the dark theme (the theme's
 ``data-theme`` switched in place) the test measures every live explorer: the panel, its layout
 boxes, its views and every table must not be wider than the box that holds them
-(``scrollWidth <= clientWidth``, and no table's right edge past the panel's). It saves a
+(``scrollWidth <= clientWidth``, and no table's right edge past the panel's), and the note above the
+panel must sit on the page's own background (not on the light output panel the dark theme puts behind
+HTML outputs). It saves a
 screenshot of every explorer at 390 px in the light theme, of the training explorer at both widths in
 both themes, and of any explorer that does not fit, to ``test-artifacts/explorers-fit/``.
 """
@@ -47,6 +49,16 @@ MEASURE_JS = """
       const r = table.getBoundingClientRect().right;
       const what = table.dataset.view || table.className;
       if (r > right + 0.5) problems.push(`table ${what}: right edge ${Math.round(r)} px past the panel's ${Math.round(right)} px`);
+    }
+    // the note above the panel sits on the page's own background in either theme (the dark theme's
+    // light output panel must not show around a mounted explorer)
+    const note = div.querySelector(':scope > .attnlib-live-note');
+    if (note) {
+      let box = note;
+      while (box && getComputedStyle(box).backgroundColor === 'rgba(0, 0, 0, 0)') box = box.parentElement;
+      const behind = box ? getComputedStyle(box).backgroundColor : 'none';
+      const pageBg = getComputedStyle(document.body).backgroundColor;
+      if (behind !== pageBg) problems.push(`live note on ${behind} (${box && box.className}), the page is ${pageBg}`);
     }
     out.push({index, kind: div.dataset.attnlibKind, width: Math.round(panel.getBoundingClientRect().width), problems});
   });
