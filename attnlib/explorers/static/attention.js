@@ -2,7 +2,7 @@
 // mask explorers (fewer controls and views). State through model.get/set/on/off/save_changes only.
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
 import { el, MatrixView, slider, focusedLayout, tokenColour, read, listen, uid } from "./dom.js";
-import { formatValue } from "./format.js";
+import { countOf, formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
@@ -224,10 +224,10 @@ function drawAttention(ctx, parts) {
   }
   if (parts.plane) parts.plane.update(X, r.output);
   const empty = Object.keys(r.messages).map((i) => tokens[i]);
-  const extra = empty.length ? ` Query row(s) ${empty.join(", ")} may attend to no key.` : "";
+  const extra = empty.length ? ` ${empty.length === 1 ? "Query row" : "Query rows"} ${empty.join(", ")} may attend to no key.` : "";
   const lastChange = ctx.L.lastChange;
   parts.status.say(
-    `Last change: ${lastChange} \u2014 ${changed} value(s) changed (outlined, \u25b2 up / \u25bc down).${extra}`,
+    `Last change: ${lastChange} \u2014 ${countOf(changed, "value")} changed (outlined, \u25b2 up / \u25bc down).${extra}`,
     () => {  // what a screen reader hears once the reader pauses (built then: a held key does not build it at every step)
       const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
       return `Last change: ${lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`;

@@ -1,7 +1,7 @@
 // The explorers' DOM: elements, matrix tables on colour, sliders, the live region, the panel and its
 // layout, the "copy link" control. No math (compute.js), no number formatting (format.js), no link
 // codec (link.js) here.
-import { formatValue, parseShown } from "./format.js";
+import { countOf, formatValue, parseShown } from "./format.js";
 import { encodeState } from "./link.js";
 
 /** Create an element: el("td", {class: "x", "aria-label": "..."}, child, "text", ...). */
@@ -382,7 +382,7 @@ export function focusedLayout(host, model, title, kind, linkKeys) {
   };
   /** The status line: the last change and, if `changed` is a number, how many values it changed; then `spoken`. */
   L.say = (changed, spoken) => {
-    const count = typeof changed === "number" ? ` \u2014 ${changed} value(s) changed` : "";
+    const count = typeof changed === "number" ? ` \u2014 ${countOf(changed, "value")} changed` : "";
     status.say(`Last change: ${L.lastChange}${count}.`, typeof spoken === "function" ? () => `${L.lastChange}. ${spoken()}` : `${L.lastChange}. ${spoken}`);
   };
   L.show = (...tables) => views.append(...tables.map((t) => el("div", { class: "attnlib-cell" }, t)));

@@ -31,3 +31,8 @@ export function parseShown(text, style) {
   return text === ((style && style.neg_inf) || "\u2212\u221e") ? -Infinity : Number(text);
 }
 
+
+/** A count and its noun, the noun plural unless the count is exactly one: "1 value", "0 values", "3 values". */
+export function countOf(n, noun) {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
