@@ -175,7 +175,7 @@ EXPECTED: dict[str, list[str]] = {
         "best learning rate: {'scaled': 2.0, 'unscaled': 2.0}",
         "  seed 1: 0.1969 = 2.0e-01 (0.07)",
         "W_Q and W_K at lr 16: final loss 0.0007, 0.0007, 0.0006, 0.0008, 0.0009",
-        "1 head(s), roles over 10 seeds: {'matching': 10}",
+        "heads: 1, roles over 10 seeds: {'matching': 10}",
         "probe tokens that request themselves: 18 of 80",
         "two heads, threshold 0.5: one head per relation in 17 of 20 seeds",
         "median final loss: one head 0.0383, two heads 0.0046, ratio 8",

@@ -79,7 +79,7 @@ def head_count_snapshot(n_heads: int, params: int, tokens: Sequence[str], weight
         ]
     )
     text = (
-        f"{n_heads} head(s) of width d_head = {D_MODEL} / {n_heads} = {d_head}: {n_heads} attention pattern(s) per token. "
+        f"Heads: {n_heads}, each of width d_head = {D_MODEL} / {n_heads} = {d_head} and with its own row of weights for each token. "
         f"Parameters of the block: 4 \u00b7 {D_MODEL}\u00b2 = {params}, whatever the number of heads."
     )
     summary = "\n".join([text] + [f"head {r + 1} weights:\n" + matrix_text(weights[r], toks) for r in range(n_heads)])

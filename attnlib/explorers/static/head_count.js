@@ -30,10 +30,10 @@ function renderHeadCount({ model, el: host }) {
       changed += views[k].update(W, { rows: tokens, cols: tokens, caption: `head ${k + 1}: weights (columns ${k * r.dHead + 1}\u2013${(k + 1) * r.dHead})`, vmin: 0, vmax: 1 });
     });
     const params = read(model, "param_counts", {})[String(h)];
-    L.facts.textContent = `${h} head(s) of width d_head = ${d} / ${h} = ${r.dHead}: ${h} attention pattern(s) per token. `
+    L.facts.textContent = `Heads: ${h}, each of width d_head = ${d} / ${h} = ${r.dHead} and with its own row of weights for each token. `
       + `Parameters of the block: 4 \u00b7 ${d}\u00b2 = ${params}, whatever the number of heads.`;
     const first = r.weights[0][0].map((v) => formatValue(v, L.style)).join(", ");
-    L.say(changed, `${h} head(s); head 1, row ${tokens[0]}: ${first}.`);
+    L.say(changed, `Heads: ${h}; head 1, row ${tokens[0]}: ${first}.`);
   }
   draw();
   return listen(model, ["n_heads", "error"], draw, () => L.status.dispose());
