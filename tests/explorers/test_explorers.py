@@ -76,7 +76,8 @@ def assert_matches_attnlib(ex) -> None:
         return
     assert ex.result is None
     names = ", ".join(ex.tokens[i] for i in empty)
-    assert ex.message == f"query row(s) {names} may attend to no key; their weights and outputs are undefined"
+    rows = "query row" if len(empty) == 1 else "query rows"
+    assert ex.message == f"{rows} {names} may attend to no key; their weights and outputs are undefined"
     views = ex.shown
     assert [m is not None for m in views.messages] == [i in empty for i in range(n)]
     for i in empty:
@@ -370,7 +371,7 @@ def test_row_with_no_allowed_key_gives_its_message():
     assert "x2 may attend to no key" in ex.summary_text()
     assert_matches_attnlib(ex)
     ex.mask = np.zeros((3, 3), dtype=bool)
-    assert ex.shown.weights.sum() == 0 and ex.message.startswith("query row(s) x1, x2, x3")
+    assert ex.shown.weights.sum() == 0 and ex.message.startswith("query rows x1, x2, x3 ")
 
 
 @pytest.mark.parametrize("browser", [False, True])

@@ -318,8 +318,9 @@ def attention_views(
             error = overflow_message("output")
             return AttentionViews(Q, K, V, scores, scaled, None, None, divisor, none, None, error, error)
         weights[ok], output[ok] = partial.weights, partial.output
-    names = ", ".join(str(tokens[i]) for i in range(n) if messages[i])
-    message = f"query row(s) {names} may attend to no key; their weights and outputs are undefined"
+    empty = [str(tokens[i]) for i in range(n) if messages[i]]
+    rows = "query row" if len(empty) == 1 else "query rows"
+    message = f"{rows} {', '.join(empty)} may attend to no key; their weights and outputs are undefined"
     return AttentionViews(Q, K, V, scores, scaled, weights, output, divisor, messages, None, message, "")
 
 
