@@ -157,14 +157,14 @@ def training_snapshot(view: Mapping[str, Any], last_step: int, tokens: Sequence[
             vmax=1.0,
             row_sums=True,
         ),  # fmt: skip
-        table_html(view["bilinear"], feats, feats, name="bilinear", title="W_Q W_K^T (rows: query features, columns: key features)"),
+        table_html(view["bilinear"], feats, feats, name="bilinear", title="W_Q W_K\u1d40 (rows: query features, columns: key features)"),
     )
     summary = "\n".join(
         [
             text,
             "attention weights:",
             matrix_text(view["weights"], toks, decimals=TABLE_DECIMALS),
-            "W_Q W_K^T:",
+            "W_Q W_K\u1d40:",
             matrix_text(view["bilinear"], feats, decimals=TABLE_DECIMALS),
         ]
     )

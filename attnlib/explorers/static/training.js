@@ -31,7 +31,7 @@ function renderTraining({ model, el: host }) {
       rows: tokens, cols: tokens, caption: `attention weights of one held-out sequence at step ${r.step}`, vmin: 0, vmax: 1,
       rowSums: rowSums(r.weights), decimals,
     });
-    changed += bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K^T (rows: query features, columns: key features)", decimals });
+    changed += bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K\u1d40 (rows: query features, columns: key features)", decimals });
     L.facts.textContent = `Step ${r.step} of ${steps[steps.length - 1]}: loss ${f(r.loss)} on the held-out batch; `
       + `mean weight on the previous token ${f(r.previous)}.`;
     L.say(changed, `Loss ${f(r.loss)}, weight on the previous token ${f(r.previous)}.`);
