@@ -1,8 +1,8 @@
 // The attention explorer (kind "attention"): the full one, and the focused value-projection and
 // mask explorers (fewer controls and views). State through model.get/set/on/off/save_changes only.
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
-import { el, MatrixView, slider, focusedLayout, tokenColour, read, listen, uid } from "./dom.js";
-import { countOf, formatValue } from "./format.js";
+import { el, MatrixView, slider, focusedLayout, changeLine, tokenColour, read, listen, uid } from "./dom.js";
+import { formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
@@ -210,7 +210,7 @@ function drawAttention(ctx, parts) {
   parts.message.show(r.error || read(model, "error", ""));
   parts.root.classList.toggle("attnlib-has-error", !!r.error);
   if (r.error) {
-    parts.status.say(`Last change: ${ctx.L.lastChange}. ${r.error}`, `${r.error}`);
+    parts.status.say(`${changeLine(ctx.L.lastChange)}. ${r.error}`, `${r.error}`);
     return;
   }
   const spec = tableSpecs(ctx, r, dk);
@@ -227,7 +227,7 @@ function drawAttention(ctx, parts) {
   const extra = empty.length ? ` ${empty.length === 1 ? "Query row" : "Query rows"} ${empty.join(", ")} may attend to no key.` : "";
   const lastChange = ctx.L.lastChange;
   parts.status.say(
-    `Last change: ${lastChange} \u2014 ${countOf(changed, "value")} changed (outlined, \u25b2 up / \u25bc down).${extra}`,
+    `${changeLine(lastChange, changed)} (outlined, \u25b2 up / \u25bc down).${extra}`,
     () => {  // what a screen reader hears once the reader pauses (built then: a held key does not build it at every step)
       const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
       return `Last change: ${lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`;

@@ -342,6 +342,11 @@ export function choiceSlider({ label, choices, value, format = String, onChange,
   };
 }
 
+/** The visible status line's start: "Last change: <what>", and " \u2014 3 values changed" when `changed` is a number. */
+export function changeLine(what, changed) {
+  return `Last change: ${what}${typeof changed === "number" ? ` \u2014 ${countOf(changed, "value")} changed` : ""}`;
+}
+
 /**
  * A choice slider for the setting `key` of a focused explorer (fallback: its value when the model has none);
  * a move changes it through `change` (L.change unless given) and the status line says "<what> changed from <old> to <new>".
@@ -382,8 +387,7 @@ export function focusedLayout(host, model, title, kind, linkKeys) {
   };
   /** The status line: the last change and, if `changed` is a number, how many values it changed; then `spoken`. */
   L.say = (changed, spoken) => {
-    const count = typeof changed === "number" ? ` \u2014 ${countOf(changed, "value")} changed` : "";
-    status.say(`Last change: ${L.lastChange}${count}.`, typeof spoken === "function" ? () => `${L.lastChange}. ${spoken()}` : `${L.lastChange}. ${spoken}`);
+    status.say(`${changeLine(L.lastChange, changed)}.`, typeof spoken === "function" ? () => `${L.lastChange}. ${spoken()}` : `${L.lastChange}. ${spoken}`);
   };
   L.show = (...tables) => views.append(...tables.map((t) => el("div", { class: "attnlib-cell" }, t)));
   return L;
