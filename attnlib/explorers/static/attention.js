@@ -1,7 +1,7 @@
 // The attention explorer (kind "attention"): the full one, and the focused value-projection and
 // mask explorers (fewer controls and views). State through model.get/set/on/off/save_changes only.
 import { attentionViews, maskPattern, causalCells, allCells, divisorFor, snap } from "./compute.js";
-import { el, MatrixView, slider, focusedLayout, changeLine, tokenColour, read, listen, uid } from "./dom.js";
+import { el, MatrixView, slider, focusedLayout, changeLine, countChanged, tokenColour, read, listen, uid } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
@@ -214,20 +214,19 @@ function drawAttention(ctx, parts) {
     return;
   }
   const spec = tableSpecs(ctx, r, dk);
-  let changed = 0;
-  for (const [v, view] of Object.entries(parts.tables)) {
+  const changed = countChanged(...Object.entries(parts.tables).map(([v, view]) => {
     const [M, rows, cols, caption] = spec[v];
     const opts = { rows, cols, caption };
     if (v === "weights") Object.assign(opts, { vmin: 0, vmax: 1, rowSums: r.sums, messages: r.messages });
     if (v === "output") opts.messages = r.messages;
-    changed += view.update(M, opts);
-  }
+    return view.update(M, opts);
+  }));
   if (parts.plane) parts.plane.update(X, r.output);
   const empty = Object.keys(r.messages).map((i) => tokens[i]);
   const extra = empty.length ? ` ${empty.length === 1 ? "Query row" : "Query rows"} ${empty.join(", ")} may attend to no key.` : "";
   const lastChange = ctx.L.lastChange;
   parts.status.say(
-    `${changeLine(lastChange, changed)} (outlined, \u25b2 up / \u25bc down).${extra}`,
+    `${changeLine(lastChange, changed)}${changed === null ? "" : " (outlined, \u25b2 up / \u25bc down)"}.${extra}`,
     () => {  // what a screen reader hears once the reader pauses (built then: a held key does not build it at every step)
       const rowsText = tokens.map((t, i) => (r.weights[i] === null ? `${t}: no allowed key` : `${t}: ${r.weights[i].map((v) => formatValue(v, style)).join(", ")}`));
       return `Last change: ${lastChange}. Weights by query row: ${rowsText.join("; ")}.${extra}`;

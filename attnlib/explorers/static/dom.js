@@ -49,8 +49,8 @@ const SPOKEN_DELAY_MS = 250;
 
 /**
  * A matrix as an accessible table whose cells carry their value on a cividis colour (style.lut).
- * update() rebuilds the table only when its shape, labels or message rows change; otherwise it
- * rewrites the cells in place and outlines those whose shown value changed, with an arrow (drawn by
+ * update() rebuilds the table only when its shape or message rows change (new labels are written in
+ * place); otherwise it rewrites the cells and outlines those whose shown value changed, with an arrow (drawn by
  * the stylesheet from the class attnlib-up or attnlib-down, hidden from screen readers). A key press
  * writes only what the eye sees: the cell's colour (a custom property), its class and its text, each
  * only when it differs from what the view last wrote. The screen-reader text of a changed cell
@@ -71,14 +71,20 @@ export class MatrixView {
     this.spokenTimer = null;
   }
 
-  /** opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow, decimals} */
+  /**
+   * opts: {rows, cols, caption, vmin, vmax, rowSums (array or null), messages {i: text}, highlightRow, decimals}.
+   * Returns how many shown values changed, or null when the table was built now (nothing shown before).
+   */
   update(M, opts) {
     const style = opts.decimals === undefined ? this.style : { ...this.style, decimals: opts.decimals };
     const messages = opts.messages || {};
     const sums = opts.rowSums || null;
-    const key = `${opts.rows.join("\u0000")}|${opts.cols.join("\u0000")}|${Object.keys(messages).join(",")}|${!!sums}`;
+    // the table is built again only when its shape changes; new labels on the same shape are written in place
+    const key = `${opts.rows.length}|${opts.cols.length}|${Object.keys(messages).join(",")}|${!!sums}`;
     if (this.caption.textContent !== opts.caption) this.caption.textContent = opts.caption;
-    if (key !== this.key) this.build(opts, messages, !!sums, key);
+    const fresh = key !== this.key;
+    if (fresh) this.build(opts, messages, !!sums, key);
+    else this.relabel(opts);
     let [lo, hi] = [opts.vmin, opts.vmax];
     if (lo === undefined || hi === undefined) {
       const [a, b] = finiteRange(M, messages);
@@ -104,7 +110,13 @@ export class MatrixView {
     this.previous = texts;
     clearTimeout(this.spokenTimer);
     this.spokenTimer = setTimeout(() => this.speak(), SPOKEN_DELAY_MS);
-    return changed;
+    return fresh ? null : changed;
+  }
+
+  /** Row and column labels of a table of the same shape. */
+  relabel(opts) {
+    opts.cols.forEach((c, j) => { if (this.colHeads[j].textContent !== c) this.colHeads[j].textContent = c; });
+    opts.rows.forEach((r, i) => { if (this.rowHeads[i].textContent !== r) this.rowHeads[i].textContent = r; });
   }
 
   /** One cell: its colour, class (changed, up or down, masked) and text; returns whether its shown value changed. */
@@ -146,14 +158,18 @@ export class MatrixView {
     this.previous = null;
     this.highlighted = null;
     const head = el("tr", {}, el("td", { class: "attnlib-corner" }));
-    for (const c of opts.cols) head.append(el("th", { scope: "col", text: c }));
+    this.colHeads = opts.cols.map((c) => el("th", { scope: "col", text: c }));
+    head.append(...this.colHeads);
     if (withSums) head.append(el("th", { scope: "col", title: "sum of the row", text: "row sum" }));
     const body = el("tbody");
     this.cells = [];
     this.sumCells = [];
     this.rowsEls = [];
+    this.rowHeads = [];
     opts.rows.forEach((label, i) => {
-      const tr = el("tr", { "data-i": i }, el("th", { scope: "row", text: label }));
+      const th = el("th", { scope: "row", text: label });
+      this.rowHeads.push(th);
+      const tr = el("tr", { "data-i": i }, th);
       const rowCells = [];
       if (i in messages) {
         tr.append(el("td", { colspan: opts.cols.length + (withSums ? 1 : 0), class: "attnlib-message", "data-i": i, role: "note", text: messages[i] }));
@@ -340,6 +356,11 @@ export function choiceSlider({ label, choices, value, format = String, onChange,
       c.show(v);
     },
   };
+}
+
+/** How many shown values a redraw changed, from each view's update(): null when a view was built anew (nothing to compare). */
+export function countChanged(...counts) {
+  return counts.some((c) => c === null) ? null : counts.reduce((a, b) => a + b, 0);
 }
 
 /** The visible status line's start: "Last change: <what>", and " \u2014 3 values changed" when `changed` is a number. */

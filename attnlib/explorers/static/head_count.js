@@ -1,7 +1,7 @@
 // The head-count explorer (kind "head_count", chapter 8): a seeded 4-token example of width 8 split
 // across 1, 2, 4 or 8 heads; one weights table per head; the parameter count (from attnlib) stays.
 import { multiHead } from "./compute.js";
-import { el, MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
+import { el, MatrixView, read, choiceSetting, focusedLayout, listen, countChanged } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -25,10 +25,9 @@ function renderHeadCount({ model, el: host }) {
       L.views.replaceChildren(...views.map((v) => el("div", { class: "attnlib-cell" }, v.table)));
     }
     const d = X[0].length;
-    let changed = 0;
-    r.weights.forEach((W, k) => {
-      changed += views[k].update(W, { rows: tokens, cols: tokens, caption: `head ${k + 1}: weights (columns ${k * r.dHead + 1}\u2013${(k + 1) * r.dHead})`, vmin: 0, vmax: 1 });
-    });
+    const changed = countChanged(...r.weights.map((W, k) => views[k].update(W, {
+      rows: tokens, cols: tokens, caption: `head ${k + 1}: weights (columns ${k * r.dHead + 1}\u2013${(k + 1) * r.dHead})`, vmin: 0, vmax: 1,
+    })));
     const params = read(model, "param_counts", {})[String(h)];
     L.facts.textContent = `Heads: ${h}, each of width d_head = ${d} / ${h} = ${r.dHead} and with its own row of weights for each token. `
       + `Parameters of the block: 4 \u00b7 ${d}\u00b2 = ${params}, whatever the number of heads.`;

@@ -1,7 +1,7 @@
 // The positional explorer (kind "positional", chapter 11): the sinusoidal table (from attnlib, passed
 // in `tables`) for a chosen d_model, one position t outlined, and its dot product with every position.
 import { positionalViews } from "./compute.js";
-import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen, countChanged } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -28,8 +28,10 @@ function renderPositional({ model, el: host }) {
     const cols = Array.from({ length: d }, (_, c) => `${c % 2 === 0 ? "sin" : "cos"} \u03c9${Math.floor(c / 2)}`);
     const rows = positions.map((p) => `t=${p}`);
     const f = (v) => formatValue(v, L.style);
-    let changed = peView.update(table, { rows, cols, caption: `PE for positions 0\u2013${nPositions - 1}, d_model = ${d} (row t outlined)`, vmin: -1, vmax: 1, highlightRow: t });
-    changed += simView.update(r.similarity.map((v) => [v]), { rows, cols: [`PE(t=${t})\u00b7PE`], caption: "dot product with every position" });
+    const changed = countChanged(
+      peView.update(table, { rows, cols, caption: `PE for positions 0\u2013${nPositions - 1}, d_model = ${d} (row t outlined)`, vmin: -1, vmax: 1, highlightRow: t }),
+      simView.update(r.similarity.map((v) => [v]), { rows, cols: [`PE(t=${t})\u00b7PE`], caption: "dot product with every position" }),
+    );
     const freqs = read(model, "frequencies", {})[String(d)] || [];
     L.facts.textContent = `PE(t=${t}) = (${r.pe.map(f).join(", ")}). Frequencies \u03c9 = ${freqs.map(f).join(", ")}.`;
     L.say(changed, `PE(t=${t}) = ${r.pe.map(f).join(", ")}.`);

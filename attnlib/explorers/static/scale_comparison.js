@@ -1,7 +1,7 @@
 // The scale-comparison explorer (kind "scale_comparison", chapter 7): the running example stretched
 // by a factor, attending to itself without scaling and with the scores divided by sqrt(d).
 import { rowSums, scaleComparisonViews, snap } from "./compute.js";
-import { MatrixView, read, slider, focusedLayout, listen } from "./dom.js";
+import { MatrixView, read, slider, focusedLayout, listen, countChanged } from "./dom.js";
 import { formatValue } from "./format.js";
 
 // the range when the data does not say (Python sends it as `length_range`)
@@ -31,10 +31,12 @@ function renderScaleComparison({ model, el: host }) {
     L.message.show(read(model, "error", ""));
     const r = scaleComparisonViews(read(model, "X", []), length);
     const f = (v) => formatValue(v, L.style);
-    let changed = rawView.update(r.raw.weights, { rows: tokens, cols: tokens, caption: "weights without scaling", vmin: 0, vmax: 1, rowSums: rowSums(r.raw.weights) });
-    changed += scaledView.update(r.scaled.weights, {
-      rows: tokens, cols: tokens, caption: `weights, scores divided by \u221a${r.X[0].length} = ${f(r.divisor)}`, vmin: 0, vmax: 1, rowSums: rowSums(r.scaled.weights),
-    });
+    const changed = countChanged(
+      rawView.update(r.raw.weights, { rows: tokens, cols: tokens, caption: "weights without scaling", vmin: 0, vmax: 1, rowSums: rowSums(r.raw.weights) }),
+      scaledView.update(r.scaled.weights, {
+        rows: tokens, cols: tokens, caption: `weights, scores divided by \u221a${r.X[0].length} = ${f(r.divisor)}`, vmin: 0, vmax: 1, rowSums: rowSums(r.scaled.weights),
+      }),
+    );
     const maxes = (W) => W.map((w) => f(Math.max(...w))).join(", ");
     L.facts.textContent = `Vectors stretched by ${length.toFixed(2)}: the scores grow by ${f(length * length)}. `
       + `Largest weight per row, unscaled: ${maxes(r.raw.weights)}; scaled: ${maxes(r.scaled.weights)}.`;

@@ -1,7 +1,7 @@
 // The scaling explorer (kind "scaling", chapter 5): the seeded scores of one query against six keys
 // (computed by attnlib in Python, passed in `samples`), divided by sqrt(d_k), and both softmaxes.
 import { rowSums, scalingViews } from "./compute.js";
-import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen, countChanged } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -24,11 +24,13 @@ function renderScaling({ model, el: host }) {
     const r = scalingViews(sample.raw_scores, dk);
     const keys = r.raw.map((_, j) => `k${j + 1}`);
     const f = (v) => formatValue(v, L.style);
-    let changed = scoresView.update([r.raw, r.scaled], { rows: ["q\u00b7k", "q\u00b7k/\u221ad_k"], cols: keys, caption: "scores of one query against six keys" });
-    changed += weightsView.update([r.weightsRaw, r.weightsScaled], {
-      rows: ["unscaled", "scaled"], cols: keys, caption: "softmax weights", vmin: 0, vmax: 1,
-      rowSums: rowSums([r.weightsRaw, r.weightsScaled]),
-    });
+    const changed = countChanged(
+      scoresView.update([r.raw, r.scaled], { rows: ["q\u00b7k", "q\u00b7k/\u221ad_k"], cols: keys, caption: "scores of one query against six keys" }),
+      weightsView.update([r.weightsRaw, r.weightsScaled], {
+        rows: ["unscaled", "scaled"], cols: keys, caption: "softmax weights", vmin: 0, vmax: 1,
+        rowSums: rowSums([r.weightsRaw, r.weightsScaled]),
+      }),
+    );
     const maxRaw = Math.max(...r.weightsRaw), maxScaled = Math.max(...r.weightsScaled);
     const text = `d_k = ${dk}. Spread (standard deviation) of the scores of random vectors: ${f(sample.spread_raw)} unscaled `
       + `(about \u221ad_k = ${f(Math.sqrt(dk))}), ${f(sample.spread_scaled)} after dividing by \u221ad_k. `

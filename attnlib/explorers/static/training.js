@@ -2,7 +2,7 @@
 // run (computed by attnlib in Python, passed as data), showing that step's attention map of one
 // held-out sequence, the learned bilinear form W_Q W_K^T and the loss.
 import { rowSums, trainingView } from "./compute.js";
-import { MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
+import { MatrixView, read, choiceSetting, focusedLayout, listen, countChanged } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -27,11 +27,13 @@ function renderTraining({ model, el: host }) {
     if (!r) return;
     const tokens = read(model, "tokens", []), features = read(model, "features", []);
     const f = (v) => formatValue(v, L.style);
-    let changed = weightsView.update(r.weights, {
-      rows: tokens, cols: tokens, caption: `attention weights of one held-out sequence at step ${r.step}`, vmin: 0, vmax: 1,
-      rowSums: rowSums(r.weights), decimals,
-    });
-    changed += bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K\u1d40 (rows: query features, columns: key features)", decimals });
+    const changed = countChanged(
+      weightsView.update(r.weights, {
+        rows: tokens, cols: tokens, caption: `attention weights of one held-out sequence at step ${r.step}`, vmin: 0, vmax: 1,
+        rowSums: rowSums(r.weights), decimals,
+      }),
+      bilinearView.update(r.bilinear, { rows: features, cols: features, caption: "W_Q W_K\u1d40 (rows: query features, columns: key features)", decimals }),
+    );
     L.facts.textContent = `Step ${r.step} of ${steps[steps.length - 1]}: loss ${f(r.loss)} on the held-out batch; `
       + `mean weight on the previous token ${f(r.previous)}.`;
     L.say(changed, `Loss ${f(r.loss)}, weight on the previous token ${f(r.previous)}.`);
