@@ -209,6 +209,39 @@ def test_explorers_are_live_and_agree_with_attnlib(site, name):
     assert blocker.blocked[blocked_before:] == [], f"{real} asked another host: {blocker.blocked[blocked_before:]}"
 
 
+def test_the_status_line_counts_what_a_move_changed_even_when_a_label_changes(site):
+    """Moving t in the positional explorer renames the dot-product column (PE(t=2)\u00b7PE) and changes its 12
+    values: each is outlined and the status line counts them. Switching the number of heads builds new tables:
+    the line then names the change without a count (nothing was shown before to compare with)."""
+    base, context, _, pages = site
+    page, watch = _open(context, base + pages["11"][0], len(pages["11"][1]))
+    try:
+        ex = _explorer(page, 0)
+        slider = ex.locator("input.attnlib-position")
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        t = ex.locator("output.attnlib-readout").first.inner_text()
+        header = ".attnlib-live table[data-view=similarity] th[scope=col]"
+        page.wait_for_function(f"(t) => document.querySelector('{header}').textContent.includes(`t=${{t}}`)", arg=t)
+        outlined = ex.locator("table[data-view=similarity] td.attnlib-changed").count()
+        status = ex.locator(".attnlib-status").inner_text()
+        assert outlined == 12, f"{outlined} outlined cells after moving t to {t}"
+        assert re.search(rf"\b{outlined} values changed", status), status
+    finally:
+        page.close()
+    page, _ = _open(context, base + pages["08"][0], len(pages["08"][1]))
+    try:
+        ex = _explorer(page, 0)
+        ex.locator("input.attnlib-heads").focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-status').textContent.includes('heads changed')")
+        status = ex.locator(".attnlib-status").inner_text()
+        assert "values changed" not in status and "value changed" not in status, status
+    finally:
+        page.close()
+    assert not watch.errors, watch.errors
+
+
 def test_a_bad_link_is_ignored_with_a_message(site):
     base, context, _, pages = site
     real, kinds = pages["06"]
