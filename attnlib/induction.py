@@ -11,16 +11,30 @@ side) and its backward pass is :func:`attnlib.backward.attention_backward_from`
 per head with :func:`attnlib.backward.projection_gradients`; the optimizer is
 :class:`attnlib.training.Adam`.
 
-The data (:func:`repeated_tokens`) are sequences of random tokens whose
-second half repeats the first; the half length varies from sequence to
-sequence, so that the model cannot copy from a fixed distance and must find
-the earlier occurrence of the current token. Two scores find the heads (Olsson
-et al. 2022): :func:`previous_token_score` (weight on the token just before)
-and :func:`prefix_matching_score` (weight, in the repeated half, on the token
-after the earlier occurrence of the current token). :func:`composition_scores`
+The data (:func:`repeated_tokens`) are sequences of distinct random tokens
+whose second half repeats the first; the half length varies from sequence to
+sequence (:func:`half_length_chances`), so that the model cannot copy from a
+fixed distance and must find the earlier occurrence of the current token. The
+first half is not quite unpredictable: it never repeats a token it holds, and
+its last token is followed by the first one (:func:`repeat_start_chance`);
+:func:`best_first_half_loss` and :func:`best_loss_by_position` give the lowest
+loss any predictor can reach on these data.
+
+:func:`previous_token_score` (weight on the token just before) finds the
+previous-token head of Elhage et al. (2021); :func:`prefix_matching_score`
+(weight, in the repeated half, on the token after the earlier occurrence of the
+current token) and :func:`copying_score` of :func:`token_ov_circuit` (does the
+head raise the logit of the token it attends to?) test the two properties by
+which Olsson et al. (2022) define an induction head. :func:`composition_scores`
 measures how much layer 2's queries, keys and values read what a layer-1 head
 wrote (Elhage et al.'s Q-, K- and V-composition); :func:`drop_step` dates the
-sudden fall of the loss.
+sudden fall of the loss against a fixed reference.
+
+A head's circuits are written for row vectors, as everywhere in the book:
+``W_QK = W_Q W_K^T`` (chapter 14's bilinear form; the score is
+``x_i W_QK x_j^T / sqrt(d_head)``) and ``W_OV = W_V W_O``. Elhage et al. write
+columns: their ``W_QK = W_Q^T W_K`` is the same matrix, their ``W_OV = W_O W_V``
+is the transpose of this one.
 
 Batches stack their sequences as rows, and a block-diagonal causal mask
 keeps every token to its own sequence and its own past, so one call of the
@@ -29,6 +43,7 @@ attention function runs the whole batch (as in :mod:`attnlib.training`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,27 +69,34 @@ from .training import Adam
 
 __all__ = [
     "BOOK",
+    "CopyingScore",
     "InductionForward",
     "InductionModel",
     "InductionRun",
     "TokenBatch",
+    "best_first_half_loss",
+    "best_loss_by_position",
     "book_model",
     "book_probe",
     "book_run",
     "book_runs",
     "composition_score",
     "composition_scores",
+    "copying_score",
     "cross_entropy",
     "drop_step",
+    "half_length_chances",
     "half_losses",
     "letters_to_tokens",
     "loss_by_position",
     "prefix_matching_score",
     "previous_token_score",
+    "repeat_start_chance",
     "repeated_tokens",
     "token_batch",
     "token_key_composition",
     "token_letters",
+    "token_ov_circuit",
     "train_induction",
     "words_to_tokens",
 ]
@@ -143,8 +165,9 @@ class TokenBatch:
     def first_half(self) -> np.ndarray:
         """``(rows,)`` True for the tokens of the first half of a repeated sequence (positions ``0 .. T-1``).
 
-        Their next token cannot be known: positions ``0 .. T-2`` precede a new
-        random token, and position ``T-1`` precedes the start of the repeat.
+        Their next token can be guessed only in part: positions ``0 .. T-2``
+        precede a token not seen before, and position ``T-1`` precedes the start
+        of the repeat (see :func:`repeat_start_chance`).
         """
         half = self._half_of_row()
         return (half > 0) & (self.index < half)
@@ -280,9 +303,8 @@ def _draw_repeats(
     rng: np.random.Generator, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """The sequences, half lengths and starting positions of :func:`repeated_tokens` (checked arguments)."""
-    lengths = np.arange(low, high + 1)
-    chance = 1.0 / lengths
-    halves = rng.choice(lengths, size=n_sequences, p=chance / chance.sum())
+    lengths, chances = _length_law(low, high)
+    halves = rng.choice(lengths, size=n_sequences, p=chances)
     seqs = []
     for h in halves:
         first = rng.permutation(vocab_size)[:h]
@@ -301,6 +323,218 @@ def _half_range(half_lengths: Any) -> tuple[int, int]:
         return low, high
     n = as_int("half_lengths", half_lengths, minimum=2, what="an integer >= 2 or (shortest, longest)")
     return n, n
+
+
+def _length_law(low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """The half lengths ``low .. high`` and their chances, proportional to ``1 / T`` (bounds already checked)."""
+    lengths = np.arange(low, high + 1)
+    chance = 1.0 / lengths
+    return lengths, chance / chance.sum()
+
+
+def _checked_lengths(caller: str, half_lengths: Any, per_length: int) -> tuple[int, int]:
+    low, high = _half_range(half_lengths)
+    check_size(f"{caller}(half_lengths up to {high}): {per_length} numbers per length", per_length * high)
+    return low, high
+
+
+def half_length_chances(half_lengths: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The law of the half length ``T`` in :func:`repeated_tokens`: every length and its chance.
+
+    Parameters
+    ----------
+    half_lengths:
+        What :func:`repeated_tokens` takes: ``(shortest, longest)``, whose lengths
+        come with chances proportional to ``1 / T``, or one integer >= 2, which
+        comes always.
+
+    Returns
+    -------
+    lengths, chances:
+        ``lengths`` holds the integers ``shortest .. longest``; ``chances`` (floats
+        that sum to 1) the probability with which :func:`repeated_tokens` draws each.
+
+    Raises
+    ------
+    ValueError
+        If ``half_lengths`` is not one integer >= 2 or a pair ``(shortest, longest)``
+        of them with ``shortest <= longest``, or if its lengths could not fit in memory.
+
+    Examples
+    --------
+    >>> lengths, chances = half_length_chances((2, 4))
+    >>> lengths.tolist(), chances.round(4).tolist()  # in the ratio 1/2 : 1/3 : 1/4
+    ([2, 3, 4], [0.4615, 0.3077, 0.2308])
+    """
+    return _length_law(*_checked_lengths("half_length_chances", half_lengths, 2))
+
+
+def repeat_start_chance(half_lengths: Any) -> np.ndarray:
+    """At each position of a first half, the chance that the next token is the first token again.
+
+    A first half holds distinct tokens. After ``t_0 .. t_i``, all different, the next token
+    is a token not seen yet, or ``t_0`` if the half ends here (``T = i + 1``): the start of
+    the repeat. Seeing ``i + 1`` distinct tokens tells that ``T >= i + 1`` and nothing more,
+    so entry ``i`` is ``P(T = i + 1 | T >= i + 1)`` under :func:`half_length_chances`. It is
+    0 before the shortest length and 1 at the longest: the cap on the length announces the
+    repeat.
+
+    Parameters
+    ----------
+    half_lengths:
+        As in :func:`repeated_tokens`: one integer >= 2 or ``(shortest, longest)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(longest,)``, entry ``i`` for position ``i = 0 .. longest - 1``.
+
+    Raises
+    ------
+    ValueError
+        If ``half_lengths`` is not valid (see :func:`half_length_chances`).
+
+    Examples
+    --------
+    >>> repeat_start_chance((2, 4)).round(4).tolist()  # T = 2 with chance 6/13, then T = 3 given T >= 3: 4/7
+    [0.0, 0.4615, 0.5714, 1.0]
+    """
+    return _repeat_start(*_checked_lengths("repeat_start_chance", half_lengths, 3))
+
+
+def _repeat_start(low: int, high: int) -> np.ndarray:
+    lengths, chances = _length_law(low, high)
+    ends = np.zeros(high)
+    ends[lengths - 1] = chances  # P(T = i + 1)
+    going = np.cumsum(ends[::-1])[::-1]  # P(T >= i + 1), 1 up to the shortest length
+    out = np.zeros(high)
+    out[low - 1 :] = ends[low - 1 :] / going[low - 1 :]
+    out[high - 1] = 1.0  # exactly: every half still going ends at the longest length
+    return out
+
+
+def _log_unseen(vocab_size: int, n: int) -> np.ndarray:
+    """``log(vocab_size - 1 - i)`` for ``i = 0 .. n - 1``, for a vocabulary of any size."""
+    i = np.arange(n, dtype=float)
+    if vocab_size < 2**53:
+        return np.log(vocab_size - 1.0 - i)
+    return math.log(vocab_size) + np.log1p(-(i + 1.0) * math.exp(-math.log(vocab_size)))
+
+
+def _vocab_for(vocab_size: Any, high: int) -> int:
+    vocab_size = as_int("vocab_size", vocab_size, minimum=2, what="an integer >= 2")
+    if high > vocab_size:
+        raise ValueError(f"half_lengths up to {high} need as many distinct tokens, but vocab_size is {vocab_size}")
+    return vocab_size
+
+
+def _best_first_halves(vocab_size: int, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """The best loss at every position but the last of a first half, and at its last position, by position.
+
+    ``go_on[i]`` (``i = 0 .. high - 2``) is the loss of the best prediction at position ``i`` when the
+    next token is a new one, ``end[i]`` (``i = 0 .. high - 1``) when it is ``t_0`` (``i = T - 1``).
+    """
+    start = _repeat_start(low, high)
+    with quiet():
+        go_on = _log_unseen(vocab_size, high - 1) - np.log1p(-start[:-1])
+        end = 0.0 - np.log(np.where(start > 0, start, 1.0))  # 0.0 - 0.0 is 0.0, not -0.0
+    return go_on, end
+
+
+def best_loss_by_position(vocab_size: Any, half_lengths: Any, half_length: Any) -> np.ndarray:
+    """The lowest loss any predictor can reach at every position of a sequence of :func:`repeated_tokens`.
+
+    The predictor knows how the data are made (the vocabulary, the law of ``T``) and sees the
+    sequence so far. In the first half it is Bayes-optimal: with chance
+    :func:`repeat_start_chance` the next token is ``t_0``, otherwise each of the
+    ``vocab_size - 1 - i`` tokens not seen yet is equally likely. So at position
+    ``i < T - 1`` of a sequence of half length ``T`` it pays
+    ``log(vocab_size - 1 - i) - log(1 - repeat_start_chance[i])``, and at ``i = T - 1``
+    ``-log(repeat_start_chance[T - 1])``. From position ``T`` on it has seen the repeat begin,
+    so knows ``T`` and every next token: loss 0. Entry ``i`` is scored, as in
+    :func:`loss_by_position`, on predicting token ``i + 1``.
+
+    Parameters
+    ----------
+    vocab_size:
+        The number of token ids, at least the longest half length.
+    half_lengths:
+        The law the data were drawn from, as in :func:`repeated_tokens`.
+    half_length:
+        The half length ``T`` of the sequence scored; one of the lengths of ``half_lengths``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(2 T - 1,)``: the best loss at positions ``0 .. 2T - 2``, in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``vocab_size`` is not an integer >= 2 or is below the longest half length,
+        if ``half_lengths`` is not valid (see :func:`half_length_chances`), or if
+        ``half_length`` is not one of its lengths.
+
+    Examples
+    --------
+    >>> best_loss_by_position(4, (2, 3), 3).round(4).tolist()  # log 3; log 2 - log(1 - 0.6); -log 1
+    [1.0986, 1.6094, 0.0, 0.0, 0.0]
+    """
+    low, high = _checked_lengths("best_loss_by_position", half_lengths, 4)
+    vocab_size = _vocab_for(vocab_size, high)
+    T = as_int("half_length", half_length, minimum=2, what="an integer >= 2")
+    if not low <= T <= high:
+        raise ValueError(f"half_length must be one of the lengths {low} .. {high} of half_lengths; got {T}")
+    go_on, end = _best_first_halves(vocab_size, low, high)
+    out = np.zeros(2 * T - 1)
+    out[: T - 1] = go_on[: T - 1]
+    out[T - 1] = end[T - 1]
+    return finite_result(out, "the best loss by position", "vocab_size and half_lengths")
+
+
+def best_first_half_loss(vocab_size: Any, half_lengths: Any) -> float:
+    """The lowest mean loss any predictor can reach on the first halves of :func:`repeated_tokens`.
+
+    The mean of :func:`best_loss_by_position` over the first-half positions ``0 .. T - 1``,
+    weighted as :func:`half_losses` and :func:`train_induction` weigh them: every first-half
+    token counts once, so a half length ``T`` counts with its chance times ``T``. It is below
+    ``log(vocab_size)``: a first half never repeats a token it holds, and its last position
+    is followed by ``t_0``. No model trained on these data can score lower in expectation.
+
+    Parameters
+    ----------
+    vocab_size:
+        The number of token ids, at least the longest half length.
+    half_lengths:
+        As in :func:`repeated_tokens`: one integer >= 2 or ``(shortest, longest)``.
+
+    Returns
+    -------
+    float
+        The loss in nats.
+
+    Raises
+    ------
+    ValueError
+        If ``vocab_size`` is not an integer >= 2 or is below the longest half length,
+        or if ``half_lengths`` is not valid (see :func:`half_length_chances`).
+
+    Examples
+    --------
+    >>> round(best_first_half_loss(32, (2, 12)), 4), round(math.log(32), 4)  # chapter 17's data
+    (3.1255, 3.4657)
+    >>> round(best_first_half_loss(4, 2), 4)  # T = 2 always: log 3 at position 0, then t_0 for sure
+    0.5493
+    """
+    low, high = _checked_lengths("best_first_half_loss", half_lengths, 5)
+    vocab_size = _vocab_for(vocab_size, high)
+    lengths, chances = _length_law(low, high)
+    go_on, end = _best_first_halves(vocab_size, low, high)
+    before_end = np.concatenate([[0.0], np.cumsum(go_on)])  # sum of go_on[0 .. T - 2] at index T - 1
+    per_half = before_end[lengths - 1] + end[lengths - 1]
+    with quiet():
+        mean = float(np.sum(chances * per_half) / np.sum(chances * lengths))
+    return float(finite_result(mean, "the best first-half loss", "vocab_size and half_lengths"))
 
 
 @dataclass(frozen=True)
@@ -754,31 +988,54 @@ def loss_by_position(model: InductionModel, params: Params, batch: TokenBatch, a
     return rows.reshape(-1, n)[:, :-1].mean(axis=0)
 
 
-def drop_step(first_half: Any, second_half: Any, ratio: float = 0.5, window: int = 20) -> int:
-    """The step at which the repeated half's loss drops: the first step where it falls below ``ratio`` times the first half's.
+def drop_step(second_half: Any, reference: Any, ratio: float = 0.5, window: int = 20) -> int:
+    """The step at which the repeated half's loss drops: the first step where it falls below ``ratio`` times ``reference``.
 
-    Both curves are first smoothed by a running mean over ``window`` steps
-    (the mean of the steps ``s - window + 1 .. s``), so one lucky batch does
-    not count. Returns ``-1`` if the ratio is never reached.
+    The curve is first smoothed by a running mean over ``window`` steps (the mean of the
+    steps ``s - window + 1 .. s``), so that one lucky batch does not count. ``reference``
+    is a fixed loss, the same at every step: chapter 17 uses ``log(vocab_size)``, the loss
+    of a uniform guess, near which the repeated half starts.
+
+    Parameters
+    ----------
+    second_half:
+        The loss on the repeated halves at every training step
+        (``InductionRun.second_half``).
+    reference:
+        A positive loss in nats against which the drop is measured.
+    ratio:
+        The fraction of ``reference`` the smoothed loss must fall below, in ``(0, 1)``.
+    window:
+        Steps in the running mean, a positive integer no longer than the curve.
+
+    Returns
+    -------
+    int
+        The step (counted from 0), or ``-1`` if the smoothed loss never falls that low.
+
+    Raises
+    ------
+    ValueError
+        If ``second_half`` is not a non-empty 1-d array of finite numbers, ``reference``
+        not a finite number above 0, ``ratio`` not in ``(0, 1)``, or ``window`` not a
+        positive integer at most the number of steps.
 
     Examples
     --------
-    >>> drop_step([3.0] * 6, [3.0, 3.0, 3.0, 1.0, 0.5, 0.1], ratio=0.5, window=1)
+    >>> drop_step([3.0, 3.0, 3.0, 1.0, 0.5, 0.1], reference=3.0, ratio=0.5, window=1)
     3
+    >>> drop_step([3.0, 3.0, 3.0, 1.0, 0.5, 0.1], reference=3.0, ratio=0.5, window=2)  # (1.0 + 0.5) / 2 < 1.5
+    4
     """
-    a = as_array("first_half", first_half, 1)
     b = as_array("second_half", second_half, 1)
-    if a.shape != b.shape:
-        raise ValueError(f"first_half has {a.size} steps but second_half has {b.size}; they must match")
+    reference = as_positive_real("reference", reference)
     ratio = as_positive_real("ratio", ratio, below=1.0)
     window = as_positive_int("window", window)
-    if window > a.size:
-        raise ValueError(f"window={window} is longer than the {a.size} recorded steps")
-    kernel = np.ones(window) / window
+    if window > b.size:
+        raise ValueError(f"window={window} is longer than the {b.size} recorded steps of second_half")
     with quiet():
-        sa = np.convolve(a, kernel, mode="valid")
-        sb = np.convolve(b, kernel, mode="valid")
-        below = np.flatnonzero(sb < ratio * sa)
+        smooth = np.convolve(b, np.ones(window) / window, mode="valid")
+        below = np.flatnonzero(smooth < ratio * reference)
     return int(below[0] + window - 1) if below.size else -1
 
 
@@ -863,22 +1120,32 @@ def composition_score(A: Any, B: Any) -> float:
 
 
 def _head_circuits(model: InductionModel, p: Params, layer: int, head: int) -> tuple[np.ndarray, np.ndarray]:
-    """Head ``head`` of ``layer`` as two ``d_model x d_model`` maps: ``W_QK = W_Q^h W_K^h^T / sqrt(d_head)`` and ``W_OV = W_V^h W_O^h``."""
+    """Head ``head`` of ``layer`` as two ``d_model x d_model`` maps: ``W_QK = W_Q^h W_K^h^T`` and ``W_OV = W_V^h W_O^h``.
+
+    ``W_QK`` is chapter 14's bilinear form ``A_bil``: the head's score of a query row ``x_i``
+    against a key row ``x_j`` is ``x_i W_QK x_j^T / sqrt(d_head)``.
+    """
     cols = slice(head * model.d_head, (head + 1) * model.d_head)
     with quiet():
-        qk = finite_result(
-            p[f"W_Q{layer}"][:, cols] @ p[f"W_K{layer}"][:, cols].T / np.sqrt(model.d_head), f"W_QK of layer {layer}", "params"
-        )
+        qk = finite_result(p[f"W_Q{layer}"][:, cols] @ p[f"W_K{layer}"][:, cols].T, f"W_QK of layer {layer}", "params")
         ov = finite_result(p[f"W_V{layer}"][:, cols] @ p[f"W_O{layer}"][cols, :], f"W_OV of layer {layer}", "params")
     return qk, ov
+
+
+def _check_head(model: InductionModel, name: str, head: Any) -> int:
+    head = as_int(name, head, minimum=0, what=f"a head below {model.n_heads}")
+    if head >= model.n_heads:
+        raise ValueError(f"{name} must be a head below {model.n_heads}; got {head}")
+    return head
 
 
 def composition_scores(model: InductionModel, params: Params) -> dict[str, np.ndarray]:
     """Q-, K- and V-composition of every layer-1 head with every layer-2 head, from the trained matrices.
 
-    With rows as tokens, a layer-1 head ``h`` adds ``x W_OV^h`` to the
-    residual stream; a layer-2 head ``g`` scores a query row ``q`` against a
-    key row ``k`` by ``q W_QK^g k^T`` and copies ``k W_OV^g``. So its keys
+    With rows as tokens, a layer-1 head ``h`` that attends to row ``k`` adds
+    ``x_k W_OV^h`` to the residual stream; a layer-2 head ``g`` scores a query
+    row ``q`` against a key row ``k`` by ``q W_QK^g k^T / sqrt(d_head)``
+    (``W_QK = W_Q W_K^T``) and copies ``k W_OV^g``. So its keys
     read what ``h`` wrote through ``W_QK^g (W_OV^h)^T`` (K-composition), its
     queries through ``W_OV^h W_QK^g`` (Q-composition) and its values through
     ``W_OV^h W_OV^g`` (V-composition); each is scored by
@@ -909,12 +1176,14 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
 
 
 def token_key_composition(model: InductionModel, params: Params, head1: int = 0, head2: int = 0) -> np.ndarray:
-    """The K-composition in tokens: ``M[a, b] = E[a] W_QK^g (E[b] W_OV^h)^T`` (vocab x vocab).
+    """The K-composition in tokens: ``M[a, b] = E[a] W_QK^g (E[b] W_OV^h)^T / sqrt(d_head)`` (vocab x vocab).
 
     If layer-1 head ``h`` copies the token ``b`` before a key into that key's
     residual stream, ``M[a, b]`` is the part of layer-2 head ``g``'s score
-    that a query holding token ``a`` gives it. An induction head has a large
-    diagonal: it looks for keys whose previous token is the current token.
+    that a query holding token ``a`` gives it (``W_QK = W_Q W_K^T``, so the
+    score's division by ``sqrt(d_head)`` is written out). An induction head
+    has a large diagonal: it looks for keys whose previous token is the
+    current token.
 
     Examples
     --------
@@ -923,15 +1192,131 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     (5, 5)
     """
     model, p = _check_model_params(model, params)
-    head1 = as_int("head1", head1, minimum=0, what=f"a head below {model.n_heads}")
-    head2 = as_int("head2", head2, minimum=0, what=f"a head below {model.n_heads}")
-    for name, h in (("head1", head1), ("head2", head2)):
-        if h >= model.n_heads:
-            raise ValueError(f"{name} must be a head below {model.n_heads}; got {h}")
+    head1 = _check_head(model, "head1", head1)
+    head2 = _check_head(model, "head2", head2)
     _, ov1 = _head_circuits(model, p, 1, head1)
     qk2, _ = _head_circuits(model, p, 2, head2)
     with quiet():
-        return finite_result(p["E"] @ qk2 @ (p["E"] @ ov1).T, "E W_QK (E W_OV)^T", "params")
+        return finite_result(p["E"] @ qk2 @ (p["E"] @ ov1).T / np.sqrt(model.d_head), "E W_QK (E W_OV)^T / sqrt(d_head)", "params")
+
+
+def token_ov_circuit(model: InductionModel, params: Params, layer: int = 2, head: int = 0) -> np.ndarray:
+    """A head's OV circuit in tokens: ``C = E W_OV W_U`` (vocab x vocab), with ``W_OV = W_V^h W_O^h``.
+
+    Entry ``C[a, b]`` is how much the head raises the logit of token ``b`` when it puts all
+    its weight on a key holding token ``a`` (through the token embedding only, the path
+    from the head straight to the logits). Elhage et al. (2021) write the same matrix for
+    column vectors, ``W_U W_OV W_E``: it is the transpose of ``C``.
+
+    Parameters
+    ----------
+    model, params:
+        The model and its parameters (as :meth:`InductionModel.init` makes them).
+    layer:
+        1 or 2.
+    head:
+        A head of that layer, ``0 .. n_heads - 1``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(vocab_size, vocab_size)``, rows = the attended token, columns = the logit.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` is not an :class:`InductionModel`, ``params`` not its parameters,
+        ``layer`` not 1 or 2, ``head`` not one of its heads, or if the product overflows.
+
+    Examples
+    --------
+    >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    >>> token_ov_circuit(m, m.init(0), layer=1).shape
+    (5, 5)
+    """
+    model, p = _check_model_params(model, params)
+    layer = as_int("layer", layer, minimum=1, what="a layer, 1 or 2")
+    if layer > 2:
+        raise ValueError(f"layer must be a layer, 1 or 2; got {layer}")
+    head = _check_head(model, "head", head)
+    _, ov = _head_circuits(model, p, layer, head)
+    with quiet():
+        return finite_result(p["E"] @ ov @ p["W_U"], f"E W_OV W_U of layer {layer}", "params")
+
+
+@dataclass(frozen=True)
+class CopyingScore:
+    """How much a matrix of token-to-logit effects copies (see :func:`copying_score`).
+
+    Attributes
+    ----------
+    eigenvalue:
+        ``sum(lambda) / sum(|lambda|)`` over the eigenvalues of the matrix, from -1 to 1:
+        1 when every eigenvalue is positive (copying), -1 when every one is negative
+        (anti-copying), near 0 for a random matrix.
+    diagonal:
+        The fraction of rows (0 to 1) whose diagonal entry is larger than every other entry
+        of the row: tokens that raise their own logit more than any other.
+    """
+
+    eigenvalue: float
+    diagonal: float
+
+
+def copying_score(circuit: Any) -> CopyingScore:
+    """Two measures of copying for a square matrix of token-to-logit effects, such as :func:`token_ov_circuit`.
+
+    Olsson et al. (2022) call a head *copying* when its output raises the logit of the
+    token it attends to. For a head's OV circuit in tokens that means a large diagonal.
+    Elhage et al. (2021) summarise it by the eigenvalues: a positive eigenvalue is a mix
+    of tokens that raises the logits of that same mix, and the statistic
+    ``sum(lambda) / sum(|lambda|)`` runs from -1 (anti-copying) to 1 (copying). Its
+    numerator, the sum of the eigenvalues, is the trace: the sum of the diagonal. The
+    second measure counts the rows whose diagonal entry is the largest of the row.
+
+    Parameters
+    ----------
+    circuit:
+        A square matrix of finite real numbers, rows = the attended token, columns = the logit.
+
+    Returns
+    -------
+    CopyingScore
+        ``eigenvalue`` (from -1 to 1) and ``diagonal`` (from 0 to 1).
+
+    Raises
+    ------
+    ValueError
+        If ``circuit`` is not a non-empty square matrix of finite real numbers, if all its
+        eigenvalues are 0 (the ratio is not defined), or if its eigenvalues overflow.
+
+    Examples
+    --------
+    >>> copying_score(np.eye(3))
+    CopyingScore(eigenvalue=1.0, diagonal=1.0)
+    >>> copying_score([[-2.0, 1.0], [0.0, -1.0]])  # eigenvalues -2 and -1; row 0 prefers token 1
+    CopyingScore(eigenvalue=-1.0, diagonal=0.0)
+    >>> copying_score([[0.0, 1.0], [1.0, 0.0]]).eigenvalue  # eigenvalues 1 and -1: a swap copies nothing
+    0.0
+    """
+    c = as_array("circuit", circuit, 2)
+    if c.shape[0] != c.shape[1]:
+        raise ValueError(f"circuit must be a square matrix (rows and columns both tokens); got shape {c.shape}")
+    with quiet():
+        try:
+            eig = np.linalg.eigvals(c)
+        except np.linalg.LinAlgError:
+            raise ValueError("circuit: numpy could not find its eigenvalues (they did not converge)") from None
+        finite_result(eig, "the eigenvalues of circuit", "circuit")
+        size = np.abs(eig).sum()
+        if not np.isfinite(size):
+            raise ValueError("circuit: the sum of the sizes of its eigenvalues overflowed float64; scale it down")
+        if size == 0:
+            raise ValueError("circuit has no nonzero eigenvalue, so sum(lambda) / sum(|lambda|) is not defined")
+        score = float(np.clip(eig.sum().real / size, -1.0, 1.0))
+        off = np.where(np.eye(c.shape[0], dtype=bool), -np.inf, c)
+        wins = np.diag(c) > off.max(axis=1)
+    return CopyingScore(score, float(wins.mean()))
 
 
 def letters_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[str]]:

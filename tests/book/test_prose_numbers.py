@@ -9,6 +9,15 @@ reads the Markdown cells and collects
 
 and asserts that each appears in the same notebook's executed outputs.
 
+Figure captions and alt texts (a code cell's ``mystnb`` metadata, a Markdown
+``:alt:`` option or ``![alt](...)``) are held to more, since they describe a
+picture to a reader who may not see it. Every decimal number they state, one
+decimal place included (``3.5``), is one the notebook printed, digit for digit,
+or a literal of its code (an axis range); a number marked as approximate
+("about 3.9", "near 0.25") may instead be a printed number rounded to the places
+it shows. And they state no count in words ("a few hundred steps") where the
+figure shows a number: the notebook prints it and the text quotes it.
+
 Exercises print nothing that would give their answers away, so a number in an
 exercise's text may instead come from the exercise's own code: a literal of
 its solution or grading cells, or a value its solution cells compute. Those
@@ -47,6 +56,13 @@ QUOTED_ROUNDED_VALUES: dict[str, set[str]] = {
 
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d{2,})(?![\d])")
 GROUPED_INTEGER = re.compile(r"(?<![\w.,}])(\d{1,3}(?:(?:,|\{,\})\d{3})+)(?![\d])")
+#: In a figure's caption or alt text: every decimal number, one place included.
+FIGURE_DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+)(?![\d])")
+#: A count in words where a figure shows a number ("a few hundred steps", "several thousand").
+VAGUE_MAGNITUDE = re.compile(r"\b(?:a few|several|some|many)\s+(?:hundred|thousand|million)s?\b", re.IGNORECASE)
+#: A word that marks the number after it (in the same clause, within 30 characters) as approximate.
+APPROXIMATE = re.compile(r"(?:\b(?:about|around|near|nearly|roughly|approximately|almost)\b|~|≈)", re.IGNORECASE)
+PRINTED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
 
 
 def prose_numbers(markdown: str) -> set[str]:
@@ -63,6 +79,92 @@ def prose_numbers(markdown: str) -> set[str]:
     text = re.sub(r"\]\([^)]*\)", "]", text)
     found = set(DECIMAL.findall(text))
     found |= {m.replace("{,}", ",") for m in GROUPED_INTEGER.findall(text)}
+    return found
+
+
+def figure_numbers(text: str) -> set[str]:
+    """Every decimal number (one place or more) and thousands-grouped integer of a caption or alt text.
+
+    >>> sorted(figure_numbers("the curve lies between 3.5 and 4.1 up to position 11, then 0.2629; 1,200 steps"))
+    ['0.2629', '1,200', '3.5', '4.1']
+    """
+    text = re.sub(r"`[^`]*`", " ", text)
+    return set(FIGURE_DECIMAL.findall(text)) | {m.replace("{,}", ",") for m in GROUPED_INTEGER.findall(text)}
+
+
+def numbers_with_marks(text: str) -> list[tuple[str, bool]]:
+    """Every number of a caption or alt text as :func:`figure_numbers` finds them, in order, each with
+    whether a word such as "about" or "near" marks it as approximate (in the same clause, at most 30
+    characters before it).
+
+    >>> numbers_with_marks("near 3.5 at first; between 3.5 and 4.1, about 0.44 to 0.95")
+    [('3.5', True), ('3.5', False), ('4.1', False), ('0.44', True), ('0.95', True)]
+    """
+    text = re.sub(r"`[^`]*`", " ", text)
+    found = []
+    for m in sorted([*FIGURE_DECIMAL.finditer(text), *GROUPED_INTEGER.finditer(text)], key=lambda m: m.start()):
+        before = text[max(0, m.start() - 30) : m.start()]
+        marks = list(APPROXIMATE.finditer(before))
+        approximate = bool(marks) and not re.search(r"[;:,]\s|\.\s", before[marks[-1].end() :])
+        found.append((m.group(1).replace("{,}", ","), approximate))
+    return found
+
+
+def code_literals(path: Path) -> set[str]:
+    """The numbers written in a notebook's code cells (``65_536`` as ``65536``): a figure's settings."""
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code").replace("_", "")
+    return {m.group(0).lstrip("-") for m in PRINTED_NUMBER.finditer(code)}
+
+
+def rounds_to(number: str, values: list[float]) -> bool:
+    """Whether some value, rounded to the places ``number`` shows, is ``number`` (signs aside)."""
+    places = len(number.split(".")[1]) if "." in number else 0
+    target = float(number)
+    return any(abs(round(abs(v), places) - target) < 1e-9 for v in values)
+
+
+def figure_text_problems(text: str, shown: str, printed: list[float], literals: set[str]) -> list[str]:
+    """What is wrong with one caption or alt text, given the notebook's outputs (``shown``, and its numbers ``printed``)."""
+    problems = []
+    for number, approximate in numbers_with_marks(text):
+        plain = number.replace(",", "")
+        if appears_in(number, shown) or plain in literals:
+            continue
+        if approximate and rounds_to(number, printed):
+            continue
+        problems.append(f"{number} is never printed" + (" (nor any number that rounds to it)" if approximate else ""))
+    problems += [f"says {m.group(0)!r} where the figure shows a number" for m in VAGUE_MAGNITUDE.finditer(text)]
+    return problems
+
+
+def printed_numbers(nb) -> list[float]:
+    """Every number a notebook printed as text (streams and plain-text results; not HTML or widget state)."""
+    texts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            texts.append(out.get("text", "") + out.get("data", {}).get("text/plain", ""))
+    return [float(m.group(0)) for m in PRINTED_NUMBER.finditer("\n".join(texts))]
+
+
+def figure_texts(path: Path) -> list[tuple[str, str]]:
+    """The captions and alt texts of a notebook's figures, as ``(where, text)`` pairs.
+
+    A code cell's figure is in its ``mystnb`` metadata (``figure.caption``, ``image.alt``); a
+    Markdown figure has an ``:alt:`` option or is an image ``![alt](...)``.
+    """
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            meta = cell.metadata.get("mystnb", {})
+            name = meta.get("figure", {}).get("name") or cell.get("id", "?")
+            for kind, text in (("caption", meta.get("figure", {}).get("caption")), ("alt text", meta.get("image", {}).get("alt"))):
+                if text:
+                    found.append((f"{name} {kind}", text))
+        elif cell.cell_type == "markdown":
+            for text in re.findall(r"^:alt:[ \t]*(.+)$", cell.source, flags=re.M) + re.findall(r"!\[([^\]]+)\]\(", cell.source):
+                found.append((f"{cell.get('id', '?')} alt text", text))
     return found
 
 
@@ -148,6 +250,43 @@ def test_every_prose_number_is_in_the_outputs(path, executed):
     shown_with_solutions = shown + "\n" + exercise_code_numbers(path)
     missing = sorted(n for n in in_exercises - allowed if not appears_in(n, shown_with_solutions))
     assert not missing, f"{path.name}: the exercises state numbers that neither the outputs nor their solutions give: {missing}"
+
+
+def test_the_figure_texts_the_test_reads():
+    """A guard against a reader of captions and alt texts that silently finds nothing."""
+    texts = {path.stem: figure_texts(path) for path in NOTEBOOKS if path.exists()}
+    assert sum(len(v) for v in texts.values()) > 60, {k: len(v) for k, v in texts.items()}
+    chapter17 = dict(texts["17-induction-heads"])
+    assert {"fig-induction-position alt text", "fig-induction-seeds alt text", "fig-induction-loss caption"} <= set(chapter17)
+    assert figure_numbers("near 3.5, then 0.25 and 1,200; `f(0.5)`") == {"3.5", "0.25", "1,200"}
+    assert VAGUE_MAGNITUDE.search("spread over a range of a few hundred steps")
+    assert VAGUE_MAGNITUDE.search("Several thousand tokens") and not VAGUE_MAGNITUDE.search("a few steps, 300 in all")
+    # d4104af's chapter 17: a bound that is no rounding, an unprinted spread in words; an honest "about" passes
+    shown, printed = "after training: 3.4671 3.7102 4.0923; spread 379 to 438", [3.4671, 3.7102, 4.0923]
+    assert figure_text_problems("lies between 3.5 and 4.1 up to position 11", shown, printed, set()) == [
+        "3.5 is never printed",
+        "4.1 is never printed",
+    ]
+    assert figure_text_problems("about 3.5 at position 11, near 4.1 at position 0", shown, printed, set()) == []
+    assert figure_text_problems("near 3.5 before; after, between 3.5 and 4.1", shown, printed, set()) == [
+        "3.5 is never printed",
+        "4.1 is never printed",
+    ]
+    assert figure_text_problems("spread over a range of a few hundred steps", shown, printed, set()) == [
+        "says 'a few hundred' where the figure shows a number"
+    ]
+    assert figure_text_problems("from 16 to 65,536", shown, printed, {"16", "65536"}) == []
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.exists() and figure_texts(p)], ids=lambda p: p.stem)
+def test_every_figure_text_number_is_in_the_outputs(path, executed):
+    """A caption or an alt text states only numbers the notebook printed, at the precision printed."""
+    nb = executed(path)[0]
+    shown, printed, literals = output_text(nb), printed_numbers(nb), code_literals(path) | QUOTED_ROUNDED_VALUES.get(path.stem, set())
+    wrong = [
+        f"{where}: {problem}" for where, text in figure_texts(path) for problem in figure_text_problems(text, shown, printed, literals)
+    ]
+    assert not wrong, f"{path.name}: figure texts state numbers the outputs do not show:\n" + "\n".join(wrong)
 
 
 def test_quoted_rounded_values_are_quoted_and_not_computed(executed):

@@ -173,6 +173,11 @@ ODD = {
         [{**good, "dk": 2.0}, {**good, "dk": None}, {**good, "X": [[1e308, 0], [0, 1], [0.5, 0.5]]}],
     ),
     "any": lambda good: ([], []),
+    # what repeated_tokens takes: one length >= 2 or (shortest, longest); huge lengths are refused by size or by vocab_size
+    "half_lengths": lambda good: (
+        [None, True, "3", 2.5, 1, -2, math.nan, (3, 2), (1, 3), (2,), (2, 3, 4), [2, "3"], (2, 2.5), {}, np.array([2, 3])],
+        [3, (2, 2), [2, 3], (2.0, 3.0), (np.int64(2), np.uint8(3)), 10**12, (2, 10**400), (2, 2**40)],
+    ),
     "optional_matrix": lambda good: (_matrix_odd(good)[0][1:], [None] + _matrix_odd(good)[1]),
     "optional_size": lambda good: (SIZE_REFUSE[1:], [None] + SIZE_ALLOW),
     "dict": lambda good: ([None, 1, "x", [1]], [{}]),
@@ -367,8 +372,30 @@ INDUCTION_SPECS = {
     ),
     "induction.drop_step": (
         induction.drop_step,
-        {"first_half": np.full(30, 3.0), "second_half": np.linspace(3.0, 0.0, 30), "ratio": 0.5, "window": 5},
-        {"first_half": "matrix", "second_half": "matrix", "ratio": "real", "window": "size"},
+        {"second_half": np.linspace(3.0, 0.0, 30), "reference": 3.0, "ratio": 0.5, "window": 5},
+        {"second_half": "matrix", "reference": "real", "ratio": "real", "window": "size"},
+    ),
+    "induction.half_length_chances": (induction.half_length_chances, {"half_lengths": (2, 4)}, {"half_lengths": "half_lengths"}),
+    "induction.repeat_start_chance": (induction.repeat_start_chance, {"half_lengths": (2, 4)}, {"half_lengths": "half_lengths"}),
+    "induction.best_loss_by_position": (
+        induction.best_loss_by_position,
+        {"vocab_size": 5, "half_lengths": (2, 4), "half_length": 3},
+        {"vocab_size": "size", "half_lengths": "half_lengths", "half_length": "size"},
+    ),
+    "induction.best_first_half_loss": (
+        induction.best_first_half_loss,
+        {"vocab_size": 5, "half_lengths": (2, 4)},
+        {"vocab_size": "size", "half_lengths": "half_lengths"},
+    ),
+    "induction.token_ov_circuit": (
+        induction.token_ov_circuit,
+        {"model": IND_MODEL, "params": IND_PARAMS, "layer": 2, "head": 1},
+        {"model": "instance", "params": "params", "layer": "size", "head": "index"},
+    ),
+    "induction.copying_score": (
+        induction.copying_score,
+        {"circuit": np.array([[2.0, 0.5, 0.0], [0.0, 1.0, 0.3], [-0.4, 0.0, 1.5]])},
+        {"circuit": "matrix"},
     ),
     "induction.previous_token_score": (
         induction.previous_token_score,
@@ -1129,6 +1156,7 @@ SPECS = {
 
 #: Public names that are records of results (dataclasses and named tuples filled by attnlib) or constants.
 RECORDS = {
+    "CopyingScore",
     "AttentionGradients",
     "ProjectionGradients",
     "MultiHeadGradients",

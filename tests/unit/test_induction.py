@@ -138,16 +138,117 @@ def test_composition_scores_see_a_key_that_reads_what_layer_one_wrote():
     assert s["Q"][0, 0] == 0.0 and s["V"][0, 0] == 0.0
 
 
-def test_drop_step_finds_the_first_smoothed_crossing():
-    first = np.full(100, 3.0)
+def test_drop_step_finds_the_first_smoothed_crossing_of_a_fixed_reference():
     second = np.where(np.arange(100) < 60, 3.0, 0.1)
-    assert induction.drop_step(first, second, ratio=0.5, window=1) == 60
+    assert induction.drop_step(second, 3.0, ratio=0.5, window=1) == 60
     # the running mean of 20 steps crosses 1.5 when 11 of its 20 steps are low
-    assert induction.drop_step(first, second, ratio=0.5, window=20) == 70
-    assert induction.drop_step(first, np.full(100, 3.0)) == -1
+    assert induction.drop_step(second, 3.0, ratio=0.5, window=20) == 70
+    assert induction.drop_step(np.full(100, 3.0), 3.0) == -1
     spike = second.copy()
     spike[10] = 0.0  # one lucky batch does not count
-    assert induction.drop_step(first, spike, window=20) == 70
+    assert induction.drop_step(spike, 3.0, window=20) == 70
+    # the reference is fixed: a higher one is reached earlier, whatever the first half did
+    slope = np.linspace(3.5, 0.0, 100)
+    assert induction.drop_step(slope, np.log(32), window=1) < induction.drop_step(slope, 3.0, window=1)
+    with pytest.raises(ValueError, match="reference"):
+        induction.drop_step(slope, 0.0)
+
+
+def _bayes_by_enumeration(vocab_size, low, high):
+    """The best first-half loss by brute force: every sequence with its chance, and the predictive law of every context."""
+    from itertools import permutations
+
+    weights = {t: 1 / t for t in range(low, high + 1)}
+    norm = sum(weights.values())
+    sequences = []  # (chance, tokens of the whole sequence, half length)
+    for t, w in weights.items():
+        firsts = list(permutations(range(vocab_size), t))
+        sequences += [(w / norm / len(firsts), first + first, t) for first in firsts]
+    predictive = {}  # context -> {next token: chance}
+    for chance, seq, _ in sequences:
+        for i in range(len(seq) - 1):
+            law = predictive.setdefault(seq[: i + 1], {})
+            law[seq[i + 1]] = law.get(seq[i + 1], 0.0) + chance
+    total = rows = 0.0
+    by_position = {t: np.zeros(2 * t - 1) for t in weights}
+    for chance, seq, t in sequences:
+        for i in range(2 * t - 1):
+            law = predictive[seq[: i + 1]]
+            loss = -np.log(law[seq[i + 1]] / sum(law.values()))
+            by_position[t][i] += loss * chance / (weights[t] / norm)
+            if i < t:
+                total, rows = total + chance * loss, rows + chance
+    return total / rows, by_position
+
+
+@pytest.mark.parametrize(("vocab_size", "half_lengths"), [(5, (2, 4)), (4, (2, 3)), (5, 3), (6, (3, 5))])
+def test_best_losses_equal_the_bayes_predictor_found_by_enumeration(vocab_size, half_lengths):
+    mean, by_position = _bayes_by_enumeration(vocab_size, *((half_lengths,) * 2 if isinstance(half_lengths, int) else half_lengths))
+    assert induction.best_first_half_loss(vocab_size, half_lengths) == pytest.approx(mean, rel=1e-12)
+    for t, losses in by_position.items():
+        np.testing.assert_allclose(induction.best_loss_by_position(vocab_size, half_lengths, t), losses, atol=1e-12)
+
+
+def test_the_best_first_half_loss_is_what_the_data_let_a_predictor_reach():
+    """Chapter 17's data, sampled: the Bayes predictor's first-half loss on a large batch is the exact value."""
+    vocab, halves = 32, (2, 12)
+    best = induction.best_first_half_loss(vocab, halves)
+    assert best == pytest.approx(3.125515, abs=1e-6) and best < np.log(vocab)
+    batch = induction.repeated_tokens(4000, vocab, halves, seed=5)
+    start = induction.repeat_start_chance(halves)
+    rows = np.flatnonzero(batch.first_half)
+    i = batch.index[rows]
+    new = batch.targets[rows] != batch.tokens[batch.starts[np.repeat(np.arange(batch.lengths.size), batch.lengths)][rows]]
+    # a new token: one of the vocab - 1 - i not seen, sharing 1 - start[i]; else t_0 with start[i]
+    with np.errstate(divide="ignore"):  # each branch is infinite only where the other one is taken
+        loss = np.where(new, np.log(vocab - 1 - i) - np.log1p(-start[i]), -np.log(start[i]))
+    assert loss.mean() == pytest.approx(best, abs=0.01)
+    # the halves come with the chances half_length_chances gives
+    lengths, chances = induction.half_length_chances(halves)
+    seen = np.bincount(batch.halves, minlength=13)[2:]
+    np.testing.assert_allclose(seen / seen.sum(), chances, atol=0.02)
+
+
+def test_repeat_start_chance_by_hand():
+    np.testing.assert_allclose(induction.repeat_start_chance((2, 4)), [0.0, 6 / 13, 4 / 7, 1.0])
+    assert induction.repeat_start_chance(3).tolist() == [0.0, 0.0, 1.0]  # one length: the repeat comes at its end
+    chances = induction.repeat_start_chance((2, 12))
+    assert chances[11] == 1.0 and 0.19 < chances[1:11].min() and chances[1:11].max() < 0.53
+    lengths, law = induction.half_length_chances((2, 12))
+    assert lengths.tolist() == list(range(2, 13)) and law.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(law * lengths, law[0] * 2)  # proportional to 1 / T
+
+
+def test_token_circuits_are_the_products_of_the_heads_matrices():
+    params = TINY.init(seed=5)
+    cols = slice(2, 4)  # head 1 of two, d_head = 2
+    ov = params["W_V2"][:, cols] @ params["W_O2"][cols, :]
+    np.testing.assert_allclose(induction.token_ov_circuit(TINY, params, layer=2, head=1), params["E"] @ ov @ params["W_U"])
+    qk = params["W_Q2"][:, cols] @ params["W_K2"][:, cols].T  # W_QK = W_Q W_K^T, as chapter 14's A_bil
+    ov1 = params["W_V1"][:, :2] @ params["W_O1"][:2, :]
+    np.testing.assert_allclose(
+        induction.token_key_composition(TINY, params, head1=0, head2=1), params["E"] @ qk @ (params["E"] @ ov1).T / np.sqrt(2)
+    )
+    with pytest.raises(ValueError, match="layer"):
+        induction.token_ov_circuit(TINY, params, layer=3)
+
+
+def test_copying_score_of_known_matrices():
+    assert induction.copying_score(np.eye(4)) == induction.CopyingScore(1.0, 1.0)
+    assert induction.copying_score(-3 * np.eye(4)).eigenvalue == -1.0
+    swap = np.eye(4)[[1, 0, 3, 2]]  # every token raises another one's logit
+    assert induction.copying_score(swap) == induction.CopyingScore(0.0, 0.0)
+    rng = np.random.default_rng(0)
+    m = rng.normal(size=(6, 6)) + 5 * np.eye(6)
+    score = induction.copying_score(m)
+    lam = np.linalg.eigvals(m)
+    assert score.eigenvalue == pytest.approx(np.trace(m) / np.abs(lam).sum())
+    assert induction.copying_score(m.T).eigenvalue == pytest.approx(score.eigenvalue)  # Elhage et al.'s columns: the same
+    assert score.diagonal == np.mean(m.argmax(axis=1) == np.arange(6))
+    with pytest.raises(ValueError, match="no nonzero eigenvalue"):
+        induction.copying_score(np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="square"):
+        induction.copying_score(np.ones((2, 3)))
 
 
 def test_text_to_tokens():
