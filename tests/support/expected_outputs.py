@@ -207,7 +207,16 @@ EXPECTED: dict[str, list[str]] = {
         "merged output minus softmax output:      0",
         "block size 1001: largest difference",
         "weights recomputed from scores and lse: True",
+        # the online-softmax trace of the worked example, every printed line (issue 44: the entries
+        # lines once printed exponentials)
         "row of Z for query x2: [0.0000, 0.7071, 0.3536]",
+        "values: v1 = [1.0, 0.0], v2 = [0.0, 1.0], v3 = [0.5, 0.5]",
+        "block 1 (keys x1): entries [0.0000]",
+        "  m: -inf -> 0.0000, factor for the old sums 0.0000",
+        "  new terms [1.0000]",
+        "  ℓ = 0.0000 x 0.0000 + 1.0000 = 1.0000",
+        "  õ = [1.0000, 0.0000]",
+        "block 2 (keys x2, x3): entries [0.7071, 0.3536]",
         "  m: 0.0000 -> 0.7071, factor for the old sums 0.4931",
         "  new terms [1.0000, 0.7022]",
         "  ℓ = 1.0000 x 0.4931 + 1.0000 + 0.7022 = 2.1953",
