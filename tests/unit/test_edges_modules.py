@@ -867,6 +867,19 @@ SPECS = {
             "mask": "mask",
         },
     ),
+    "backward.score_change": (
+        backward.score_change,
+        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "delta_W_Q": I2 / 2, "delta_W_K": -I2, "scale": True},
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "delta_W_Q": "matrix",
+            "delta_W_K": "matrix",
+            "scale": "scale",
+        },
+    ),
     "backward.central_difference": (
         backward.central_difference,
         {"fn": _square, "x": [[1.0, 2.0]], "eps": 1e-5},

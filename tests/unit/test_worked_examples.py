@@ -765,6 +765,32 @@ def case_head_outcome():
     }
 
 
+def case_score_step_directions():
+    n_cases, n, d = 30, 5, 3
+    rng = np.random.default_rng(5)  # the documented draws: X, W_Q, W_K, W_V, G per case, in this order
+    against, cosine = [], []
+    for _ in range(n_cases):
+        Xc = rng.normal(size=(n, d))
+        WQ, WK, WV = (rng.normal(size=(d, d)) for _ in range(3))
+        G = rng.normal(size=(n, d))
+        fwd = attention_np(Xc @ WQ, Xc @ WK, Xc @ WV)
+        A, c = fwd["weights"], math.sqrt(d)
+        dA = G @ fwd["V"].T
+        dZ = np.stack([(np.diag(a) - np.outer(a, a)) @ g for a, g in zip(A, dA)])
+        g = attention_backward_np(fwd["Q"], fwd["K"], fwd["V"], G)
+        dWQ, dWK = Xc.T @ g["dQ"], Xc.T @ g["dK"]
+        moved = -(Xc @ dWQ @ fwd["K"].T + fwd["Q"] @ (Xc @ dWK).T) / c  # first-order change per unit step
+        against.append(int(np.sum(np.sign(moved) == np.sign(dZ))))  # the push is -dZ
+        cosine.append(float(np.sum(-dZ * moved) / (np.linalg.norm(dZ) * np.linalg.norm(moved))))
+    return experiments.score_step_directions(n_cases, seed=5, n_tokens=n, d=d), {
+        "n_tokens": n,
+        "d": d,
+        "against": np.array(against),
+        "cosine": np.array(cosine),
+        "fraction_against": sum(against) / (n_cases * n * n),
+    }
+
+
 #: function -> cases; each case returns (what attnlib gives, every field computed here).
 EXAMPLES: dict[str, list[Callable[[], tuple[Any, Any]]]] = {
     "core.attention": [case_attention, case_attention_masked, case_attention_unscaled],
@@ -799,6 +825,7 @@ EXAMPLES: dict[str, list[Callable[[], tuple[Any, Any]]]] = {
     "measure.fit_power_law": [case_fit_power_law],
     "experiments.scaling_equivalence": [case_scaling_equivalence],
     "experiments.head_outcome": [case_head_outcome],
+    "experiments.score_step_directions": [case_score_step_directions],
     "transformer.encoder_layer_parts": [case_encoder_layer_parts, case_encoder_layer_parts_pre_norm_gelu],
     "transformer.layer_norm_backward": [case_layer_norm_backward],
 }
