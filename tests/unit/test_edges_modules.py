@@ -1117,6 +1117,12 @@ SPECS = {
         {"X": X3, "gamma": [1.0, 2.0], "d_output": np.ones((3, 2)) - X3, "eps": 1e-5},
         {"X": "matrix", "gamma": "matrix", "d_output": "matrix", "eps": "real"},
     ),
+    "transformer.abs_attention_weights": (transformer.abs_attention_weights, {"kappa": 10.0}, {"kappa": "real"}),
+    "transformer.abs_by_attention": (
+        transformer.abs_by_attention,
+        {"x": np.array([-1.0, 0.0, 0.5]), "kappa": 10.0},
+        {"x": "matrix", "kappa": "real"},
+    ),
     "transformer.gelu": (transformer.gelu, {"x": X3 - 0.5}, {"x": "matrix"}),
     "transformer.mlp": (
         transformer.mlp,
