@@ -496,6 +496,7 @@ SPECS = [
     ("cost.attention_flops", cost.attention_flops, b_flops, 75, ()),
     ("cost.blocked_working_set_bytes", cost.blocked_working_set_bytes, b_working_set, 75, ()),
     ("cost.attention_traffic", cost.attention_traffic, b_traffic, 75, ()),
+    ("cost.attention_traffic_terms", cost.attention_traffic_terms, b_traffic, 40, ()),
     ("exact.exact_number", exact.exact_number, lambda d: {"name": "x", "value": d(st.one_of(st.floats(), st.integers()))}, 100, ()),
     ("exact.exact_matrix", exact.exact_matrix, b_exact_matrix, 75, ()),
     ("exact.exact_softmax", exact.exact_softmax, b_exact_softmax, 50, ()),

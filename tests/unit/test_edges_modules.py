@@ -1066,6 +1066,7 @@ SPECS = {
     "measure.PowerLawFit": (measure.PowerLawFit, {"exponent": 2.5, "prefactor": 1.0}, {"exponent": "real", "prefactor": "real"}),
     "measure.PowerLawFit.predict": (lambda n: measure.PowerLawFit(2.5, 1.0).predict(n), {"n": [1.0, 10.0]}, {"n": "matrix"}),
     "measure.fit_power_law": (measure.fit_power_law, {"n": [1.0, 2.0, 4.0], "y": [1.0, 4.0, 16.0]}, {"n": "matrix", "y": "matrix"}),
+    "measure.cache_sizes": (measure.cache_sizes, {"root": measure.CPU_CACHE_DIR}, {"root": "text"}),
     "measure.peak_memory_bytes": (
         measure.peak_memory_bytes,
         {"fn": len, "args": ([1, 2],), "kwargs": {}},
@@ -1187,6 +1188,7 @@ RECORDS = {
     "TrainingRun",
     "Measurement",
     "CLOCKS",
+    "CacheLevel",
     # issue 26: attnlib.transformer's records and constant tables
     "LayerNormGradients",
     "EncoderLayerResult",
@@ -1213,6 +1215,7 @@ TEXT_ANY = {
     ("explorers.matrix_html", "name"),
     ("induction.letters_to_tokens", "text"),
     ("induction.words_to_tokens", "text"),
+    ("measure.cache_sizes", "root"),  # any text is a path; one that names no cache directory gives []
 }
 
 

@@ -133,7 +133,7 @@ def assert_field(got: Any, want: Any, where: str) -> None:
     if isinstance(want, Records):
         assert len(got) == len(want), where
         for k, (g, w) in enumerate(zip(got, want)):
-            assert_record(g, w, f"{where}[{k}]")
+            assert_field(g, w, f"{where}[{k}]")
     elif want is None or isinstance(want, (bool, str)):
         assert type(got) is type(want) and got == want, f"{where}: {got!r} != {want!r}"
     elif isinstance(want, int):
@@ -142,6 +142,8 @@ def assert_field(got: Any, want: Any, where: str) -> None:
         assert got == want, f"{where}: {got} != {want}"
     elif isinstance(want, tuple) and want and all(isinstance(w, (str, sp.Basic)) or w is None for w in want):
         assert tuple(got) == want, f"{where}: {got!r} != {want!r}"
+    elif isinstance(want, dict) and (dataclasses.is_dataclass(got) or hasattr(got, "_fields")):
+        assert_record(got, want, where)
     elif isinstance(want, dict):
         assert set(got) == set(want), where
         for k in want:
@@ -405,6 +407,36 @@ def case_attention_traffic():
         got.append(cost.attention_traffic(method, n, d, mib))
         rows.append({"read": read, "written": written, "total": read + written})
     return got, rows
+
+
+def case_attention_traffic_terms():
+    """Chapter 15's split of the n = 65,536 row (1 MiB cache) by cause, in bytes."""
+    n, d, w, mib = 65536, 64, 8, 2**20
+    square, nd = n * n * w, n * d * w
+    io = {"read": 3 * nd, "written": nd, "total": 4 * nd}
+    want = Records(
+        [
+            {"inputs and output": io, "passes over the scores": {"read": 7 * square, "written": 5 * square, "total": 12 * square}},
+            {
+                "inputs and output": io,
+                "passes over the scores": {"read": 10 * square, "written": 5 * square, "total": 15 * square},
+                "queries and output, every key block": {
+                    "read": 4 * (n // 128) * nd,
+                    "written": 3 * (n // 128) * nd,
+                    "total": 7 * (n // 128) * nd,
+                },
+            },
+            {
+                "inputs and output": io,
+                "passes over the scores": {"read": 5 * square, "written": 3 * square, "total": 8 * square},
+                "keys and values, every query tile": {"read": (n // 256 - 1) * 2 * nd, "written": 0, "total": (n // 256 - 1) * 2 * nd},
+            },
+        ]
+    )
+    got = [cost.attention_traffic_terms(m, n, d, mib) for m in ("dense", "key_blocked", "tiled")]
+    for terms, total in zip(got, (cost.attention_traffic(m, n, d, mib) for m in ("dense", "key_blocked", "tiled"))):
+        assert sum(t.total for t in terms.values()) == total.total  # the parts add up to the model's total
+    return got, want
 
 
 def case_pairwise_score_cost():
@@ -809,6 +841,7 @@ EXAMPLES: dict[str, list[Callable[[], tuple[Any, Any]]]] = {
     "blocked.key_blocks": [case_key_blocks],
     "blocked.two_block_identity": [case_two_block_identity],
     "cost.attention_traffic": [case_attention_traffic],
+    "cost.attention_traffic_terms": [case_attention_traffic_terms],
     "compatibility.pairwise_score_cost": [case_pairwise_score_cost],
     "compatibility.bilinear_parameter_counts": [case_bilinear_parameter_counts],
     "compatibility.symbolic_bilinear_regrouping": [case_symbolic_bilinear_regrouping],
@@ -864,6 +897,7 @@ EXPERIMENTS: dict[str, str] = {
     "experiments.previous_token_probe": "a data set (Task) the runs are measured on",
     "experiments.two_relation_probe": "a data set (Task)",
     "measure.measure_attention": "timings and tracemalloc peaks of this machine at this moment",
+    "measure.cache_sizes": "the caches of the machine that runs the chapter, read at run time",
     "induction.book_model": "chapter 17's trained model",
     "induction.book_probe": "a data set (TokenBatch)",
     "induction.book_runs": "training runs (InductionRun)",
@@ -895,6 +929,9 @@ def test_a_wrong_field_is_caught(name):
             assert_field(np.asarray(got) + 1e-6, want, name)
         return
     record, expected = (got[0], want[0]) if isinstance(want, Records) else (got, want)
+    while isinstance(record, dict):  # a dict of records (the parts of a sum): its last part
+        key = list(record)[-1]
+        record, expected = record[key], expected[key]
     for field in field_names(record):
         value = getattr(record, field)
         wrong = _perturbed(value) if field not in STATISTICAL.get(name, ()) else value * 1.5
