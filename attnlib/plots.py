@@ -26,6 +26,7 @@ from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_
 
 __all__ = [
     "CMAP",
+    "LABEL_OFFSETS",
     "LINE_COLOURS",
     "MASKED_COLOUR",
     "MASKED_TEXT",
@@ -313,10 +314,10 @@ def label_points(
 
     Each label takes the first place of :data:`LABEL_OFFSETS` (right and above the point, then
     below, then to the left, then further out) where its box touches neither a label already
-    written nor a point, and where no other point is nearer to it than its own, so that a label
-    cannot be read as another point's; points at the same place get their labels on different
-    sides. When no place qualifies, the label goes to the first one. Call it after the axes'
-    limits and scales are set: the places are measured on the drawn figure.
+    written nor a point, stays inside the axes, and has no other point nearer to it than its
+    own, so that a label cannot be read as another point's; points at the same place get their
+    labels on different sides. When no place qualifies, the label goes to the first one. Call it
+    after the axes' limits and scales are set: the places are measured on the drawn figure.
 
     Examples
     --------
@@ -358,6 +359,7 @@ def label_points(
             where = ax.transData.transform(np.column_stack([xs, ys]))
         renderer = fig.canvas.get_renderer()
         half = 4 * fig.dpi / 72  # a marker of about 8 points
+        frame = ax.get_window_extent(renderer)
         taken = [matplotlib.transforms.Bbox.from_bounds(px - half, py - half, 2 * half, 2 * half) for px, py in where]
         before = dict(chosen)
         for i in order:
@@ -368,7 +370,8 @@ def label_points(
                 centre = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
                 nearest = np.min(np.hypot(*(where - centre).T))
                 own = np.hypot(*(where[i] - centre))
-                if own <= nearest + 1e-9 and not any(box.overlaps(other) for other in taken):
+                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                if inside and own <= nearest + 1e-9 and not any(box.overlaps(other) for other in taken):
                     break
             else:
                 offset = LABEL_OFFSETS[0]

@@ -257,7 +257,8 @@ EXPECTED: dict[str, list[str]] = {
     ],
     # issue 26: the Transformer block
     "16-transformer-block": [
-        "hidden     (6, 32)",
+        "X          (6, 8)\nQ          (6, 8)\nconcat     (6, 8)\nfirst_sum  (6, 8)\nmiddle     (6, 8)\nhidden     (6, 32)\n"
+        "second_sum (6, 8)\noutput     (6, 8)",
         "attention weights: (2, 6, 6) (heads, queries, keys)",
         "post-norm: largest relative error against finite differences (dX and seven parameters)",
         "pre-norm: largest relative error against finite differences (dX and seven parameters)",
@@ -265,7 +266,8 @@ EXPECTED: dict[str, list[str]] = {
         "post-norm, after every block: 5.6568 (sqrt(d_model) = 5.6569)",
         "predicted std of the scaled scores after layer norm: 0.5",
         "every weight of a uniform row of 32 keys: 0.031",
-        "       100 |        0.4925 |           4937 |                 1.9702 | 0.078, 0.408 / 1.000, 1.000",
+        "       100 |    0.4925 |      4937 |    1.9702",
+        "       100 | 0.078, 0.408 | 1.000, 1.000",
         "two heads and a constant token, kappa =    10: largest error on [-1, 1] 0.0557",
         "two heads and a constant token, kappa =    50: largest error on [-1, 1] 0.0111",
         "two heads and a constant token, kappa =   200: largest error on [-1, 1] 0.0028",
