@@ -823,6 +823,18 @@ def case_score_step_directions():
     }
 
 
+def case_copying_score():
+    """Chapter 17's copying measures of a head's OV circuit in tokens, on a matrix with a mixed diagonal."""
+    rng = np.random.default_rng(17)
+    C = rng.normal(size=(6, 6)) + np.diag([3.0, 2.5, -1.0, 4.0, 0.1, 2.0])
+    lam = np.linalg.eigvals(C)
+    others = np.where(np.eye(6, dtype=bool), -np.inf, C).max(axis=1)
+    return induction.copying_score(C), {
+        "eigenvalue": float(lam.sum().real / np.abs(lam).sum()),
+        "diagonal": float(np.mean(np.diag(C) > others)),
+    }
+
+
 #: function -> cases; each case returns (what attnlib gives, every field computed here).
 EXAMPLES: dict[str, list[Callable[[], tuple[Any, Any]]]] = {
     "core.attention": [case_attention, case_attention_masked, case_attention_unscaled],
@@ -861,6 +873,7 @@ EXAMPLES: dict[str, list[Callable[[], tuple[Any, Any]]]] = {
     "experiments.score_step_directions": [case_score_step_directions],
     "transformer.encoder_layer_parts": [case_encoder_layer_parts, case_encoder_layer_parts_pre_norm_gelu],
     "transformer.layer_norm_backward": [case_layer_norm_backward],
+    "induction.copying_score": [case_copying_score],
 }
 
 
