@@ -17,6 +17,9 @@ step: ``dW_Q = X^T dQ`` and so on (:func:`cross_attention_backward`,
 :func:`self_attention_backward`, :func:`multi_head_attention_backward`).
 :func:`central_difference` and :func:`relative_error` are the tools that
 check all of this numerically.
+
+The scores are not parameters: a step on ``W_Q`` and ``W_K`` moves them by
+:func:`score_change` (to first order), which is not ``-lr * dS`` entry by entry.
 """
 
 from __future__ import annotations
@@ -27,7 +30,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._validate import as_array, as_matrix, as_real, finite_result, quiet
-from .core import AttentionResult, MultiHeadResult, attention, cross_attention, multi_head_parts, self_attention
+from .core import (
+    AttentionResult,
+    MultiHeadResult,
+    attention,
+    cross_attention,
+    multi_head_parts,
+    project,
+    scale_divisor,
+    self_attention,
+)
 
 __all__ = [
     "AttentionGradients",
@@ -41,6 +53,7 @@ __all__ = [
     "multi_head_backward_from",
     "projection_gradients",
     "relative_error",
+    "score_change",
     "self_attention_backward",
     "softmax_backward",
 ]
@@ -244,6 +257,48 @@ def self_attention_backward(
     """
     forward = self_attention(X, W_Q, W_K, W_V, mask=mask, scale=scale)
     return _projection_gradients(X, X, attention_backward_from(forward, d_output), ("X", "X"))
+
+
+def score_change(
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, delta_W_Q: Any, delta_W_K: Any, scale: bool | float = True
+) -> np.ndarray:
+    """How the scaled scores move, to first order, when ``W_Q`` and ``W_K`` move by ``delta_W_Q`` and ``delta_W_K``.
+
+    The scores are ``Z = Q K^T / c`` with ``Q = X_query W_Q`` and ``K = X_memory W_K``, so by the
+    product rule their change is ``(X_query delta_W_Q K^T + Q (X_memory delta_W_K)^T) / c``, up to
+    terms of second order in the moves. A step of gradient descent with learning rate ``lr`` moves
+    the matrices by ``-lr dW_Q`` and ``-lr dW_K``; the scores then move by ``lr`` times
+    ``score_change(..., -dW_Q, -dW_K)``, which need not have the sign of ``-dZ`` entry by entry.
+    Summed over all entries, though, ``dZ * score_change(..., -dW_Q, -dW_K)`` is
+    ``-(|dW_Q|^2 + |dW_K|^2)``: never positive.
+
+    Parameters
+    ----------
+    X_query, X_memory, W_Q, W_K, scale:
+        As in :func:`attnlib.core.cross_attention` (``X_memory = X_query`` for self-attention).
+    delta_W_Q, delta_W_K:
+        The moves of ``W_Q`` and ``W_K``, of their shapes.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    >>> score_change(X, X, np.eye(2), np.eye(2), np.eye(2), np.zeros((2, 2)), scale=False).tolist()  # Z = X X^T: doubling W_Q
+    [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 0.5]]
+    """
+    q = project(X_query, W_Q, "X_query", "W_Q")
+    k = project(X_memory, W_K, "X_memory", "W_K")
+    if q.shape[1] != k.shape[1]:
+        raise ValueError(f"W_Q gives d_k={q.shape[1]} but W_K gives d_k={k.shape[1]}; queries and keys must have the same width")
+    for name, delta, W in (("delta_W_Q", delta_W_Q, W_Q), ("delta_W_K", delta_W_K, W_K)):
+        shape, want = as_matrix(name, delta).shape, np.shape(as_matrix(name[6:], W))
+        if shape != want:
+            raise ValueError(f"{name} must have the shape of {name[6:]}, {want}; got {shape}")
+    dq = project(X_query, delta_W_Q, "X_query", "delta_W_Q")
+    dk = project(X_memory, delta_W_K, "X_memory", "delta_W_K")
+    divisor = scale_divisor(q.shape[1], scale)
+    with quiet():
+        change = finite_result(dq @ k.T + q @ dk.T, "the change of the scores", "X_query, X_memory, W_Q, W_K and the moves")
+        return finite_result(change / divisor, "the change of the scaled scores", "scale")
 
 
 def multi_head_attention_backward(

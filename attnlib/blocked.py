@@ -172,10 +172,16 @@ def _online_softmax_update(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> 
 
 
 def _step(m: np.ndarray, l: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_online_softmax_update` on copies: returns ``m_new, l_new, rescale, p`` and changes nothing given."""
+    """:func:`_online_softmax_update` on copies: returns ``m_new, l_new, rescale, p`` and changes nothing given.
+
+    The update writes the block's terms over the scores it is handed, so it is handed a copy of
+    ``scores`` here: a caller that records the block after the step still records its scores. The
+    blocked and tiled passes call :func:`_online_softmax_update` directly and keep its in-place speed.
+    """
     m_new, l_new = np.array(m, dtype=float), np.array(l, dtype=float)
-    rescale = _online_softmax_update(m_new, l_new, scores)
-    return m_new, l_new, rescale, scores
+    p = np.array(scores, dtype=float)
+    rescale = _online_softmax_update(m_new, l_new, p)
+    return m_new, l_new, rescale, p
 
 
 def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -223,7 +229,7 @@ def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.nda
         raise ValueError(f"l is a sum of exponentials and cannot be negative; got {l_arr.tolist()}")
     if np.any(np.isneginf(m_arr) & (l_arr != 0)):
         raise ValueError("where m is -inf no key has been seen yet, so l must be 0 there")
-    return _step(m_arr, l_arr, s.copy())
+    return _step(m_arr, l_arr, s)
 
 
 @dataclass(frozen=True)
@@ -304,7 +310,7 @@ def online_softmax_trace(scores: Any, block_sizes: int | Sequence[int], values: 
     acc = None if v is None else np.zeros(v.shape[1])
     steps = []
     for start, stop in _block_bounds(s.shape[0], block_sizes):
-        block = s[start:stop].copy()
+        block = s[start:stop]
         m_new, l_new, rescale, p = _step(m, l, block)
         if acc is not None:
             with quiet():

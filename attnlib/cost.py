@@ -24,6 +24,7 @@ __all__ = [
     "Traffic",
     "attention_flops",
     "attention_traffic",
+    "attention_traffic_terms",
     "blocked_working_set_bytes",
     "bytes_per_entry",
     "format_bytes",
@@ -257,6 +258,47 @@ def attention_traffic(
     >>> attention_traffic("tiled", 64, 64, mib)  # everything fits: each number moves once
     Traffic(read=98304, written=32768)
     """
+    terms = attention_traffic_terms(
+        method, n, d, cache_bytes, block_size=block_size, query_tile=query_tile, key_tile=key_tile, dtype=dtype
+    )
+    return Traffic(sum(t.read for t in terms.values()), sum(t.written for t in terms.values()))
+
+
+def attention_traffic_terms(
+    method: str,
+    n: int,
+    d: int,
+    cache_bytes: int,
+    *,
+    block_size: int = 128,
+    query_tile: int = 256,
+    key_tile: int = 512,
+    dtype: str = "float64",
+) -> dict[str, Traffic]:
+    """:func:`attention_traffic`, split by cause: which arrays move, and why.
+
+    The parts (those of the method only, each 0 when what it counts fits in the cache):
+
+    * ``"inputs and output"``: ``Q``, ``K``, ``V`` read once and the output written once, ``4 n d w``;
+    * ``"passes over the scores"``: every pass over an ``n x n`` array, a strip or a tile of scores
+      that does not fit (:data:`DENSE_PASSES`, :data:`BLOCK_PASSES`, :data:`TILE_PASSES`, each pass
+      ``n^2 w`` bytes in all);
+    * ``"queries and output, every key block"`` (``"key_blocked"``): when ``Q`` and the running output
+      do not fit, each of the ``n / b`` blocks reads ``Q`` and the output and writes the output (with its
+      ``p V``: 4 reads and 3 writes of ``n d w``), ``7 d / b`` times ``n^2 w``;
+    * ``"keys and values, every query tile"`` (``"tiled"``): when ``K`` and ``V`` do not fit, each query
+      tile after the first reads them again, about ``2 d / q`` times ``n^2 w``.
+
+    Parameters and checks are those of :func:`attention_traffic`.
+
+    Examples
+    --------
+    >>> mib, square = 2**20, 65536**2 * 8
+    >>> {k: t.total / square for k, t in attention_traffic_terms("key_blocked", 65536, 64, mib).items()}
+    {'inputs and output': 0.00390625, 'passes over the scores': 15.0, 'queries and output, every key block': 3.5}
+    >>> round(attention_traffic_terms("tiled", 65536, 64, mib)["keys and values, every query tile"].total / square, 4)
+    0.498
+    """
     if not isinstance(method, str) or method not in TRAFFIC_METHODS:
         raise ValueError(f"method must be one of {list(TRAFFIC_METHODS)}; got {method!r}")
     n = as_positive_int("n", n)
@@ -267,24 +309,20 @@ def attention_traffic(
     kt = min(as_positive_int("key_tile", key_tile), n)
     w = bytes_per_entry(dtype)
     square = n * n * w
-    read, written = 3 * n * d * w, n * d * w  # Q, K, V in, the output out
+    terms = {"inputs and output": Traffic(3 * n * d * w, n * d * w)}  # Q, K, V in, the output out
+    none = Traffic(0, 0)
     if method == "dense":
-        if square > cache:
-            read += DENSE_PASSES[0] * square
-            written += DENSE_PASSES[1] * square
+        terms["passes over the scores"] = Traffic(DENSE_PASSES[0] * square, DENSE_PASSES[1] * square) if square > cache else none
     elif method == "key_blocked":
-        if (2 * n * b + 2 * b * d + 2 * n * d) * w > cache:  # two strips, a block of K and V, Q and the output
-            read += BLOCK_PASSES[0] * square
-            written += BLOCK_PASSES[1] * square
-        if 2 * n * d * w > cache:
-            blocks = -(-n // b)
-            read += 4 * blocks * n * d * w
-            written += 3 * blocks * n * d * w
+        strips_fit = (2 * n * b + 2 * b * d + 2 * n * d) * w <= cache  # two strips, a block of K and V, Q and the output
+        terms["passes over the scores"] = none if strips_fit else Traffic(BLOCK_PASSES[0] * square, BLOCK_PASSES[1] * square)
+        blocks = -(-n // b)
+        fits = 2 * n * d * w <= cache
+        terms["queries and output, every key block"] = none if fits else Traffic(4 * blocks * n * d * w, 3 * blocks * n * d * w)
     else:
         tiles = -(-n // qt)
-        if 2 * n * d * w > cache:  # keys and values leave the cache between query tiles
-            read += (tiles - 1) * 2 * n * d * w
-        if (qt * kt + (2 * qt + 2 * kt) * d) * w > cache:
-            read += TILE_PASSES[0] * square
-            written += TILE_PASSES[1] * square
-    return Traffic(int(read), int(written))
+        fits = 2 * n * d * w <= cache  # keys and values stay in the cache between query tiles
+        tile_fits = (qt * kt + (2 * qt + 2 * kt) * d) * w <= cache
+        terms["passes over the scores"] = none if tile_fits else Traffic(TILE_PASSES[0] * square, TILE_PASSES[1] * square)
+        terms["keys and values, every query tile"] = none if fits else Traffic((tiles - 1) * 2 * n * d * w, 0)
+    return {k: Traffic(int(t.read), int(t.written)) for k, t in terms.items()}

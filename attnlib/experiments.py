@@ -6,6 +6,9 @@
   gives the start and step sizes under which a scaled run repeats an
   unscaled one exactly, and :func:`learning_rate_sweep` with
   :func:`best_learning_rate` tunes each variant's learning rate.
+* :func:`score_step_directions`: random cases in which one step of gradient
+  descent on ``W_Q`` and ``W_K`` moves each score, against the direction the
+  loss pushes that score (the sign of ``g_bar - g_k``).
 * :func:`head_count_runs` and :func:`specialisation_table`: a task with two
   relations, one head against two heads, over many seeds;
   :func:`split_margin` and :func:`split_counts` show how the count of seeds
@@ -22,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_int_sequence, as_positive_int, as_real
+from ._validate import as_int, as_int_sequence, as_positive_int, as_real, as_seed, finite_result, quiet
+from .backward import score_change, self_attention_backward, softmax_backward
+from .core import self_attention
 from .training import (
     Adam,
     AttentionModel,
@@ -44,6 +49,7 @@ __all__ = [
     "TWO_RELATIONS",
     "HeadOutcome",
     "ScalingEquivalence",
+    "ScoreStepDirections",
     "best_learning_rate",
     "feature_shares",
     "head_count_runs",
@@ -54,6 +60,7 @@ __all__ = [
     "previous_token_probe",
     "scaling_equivalence",
     "scaling_runs",
+    "score_step_directions",
     "specialisation_table",
     "split_counts",
     "split_margin",
@@ -251,6 +258,77 @@ def best_learning_rate(sweep: dict[float, list[TrainingRun]]) -> float:
     if not isinstance(sweep, dict) or not sweep or not all(isinstance(v, list) and v for v in sweep.values()):
         raise ValueError("sweep must be what learning_rate_sweep returned: learning rates mapped to non-empty lists of runs")
     return min(sweep, key=lambda lr: float(np.median([r.final_loss for r in sweep[lr]])))
+
+
+@dataclass(frozen=True)
+class ScoreStepDirections:
+    """Which way one gradient-descent step on ``W_Q`` and ``W_K`` moves the scores: see :func:`score_step_directions`.
+
+    Attributes
+    ----------
+    n_tokens, d:
+        The size of every case: ``n_tokens`` tokens of width ``d`` (so ``n_tokens**2`` scores).
+    against:
+        For each case, how many of its scores the step moves (to first order) against the sign of
+        ``g_bar - g_k``, the way a step on the score itself would move it.
+    cosine:
+        For each case, the cosine of the angle between the change of the whole score matrix and
+        ``-dZ``; it is positive in every case, since their product is ``|dW_Q|^2 + |dW_K|^2``.
+    """
+
+    n_tokens: int
+    d: int
+    against: np.ndarray
+    cosine: np.ndarray
+
+    @property
+    def fraction_against(self) -> float:
+        """The share of all scores of all cases that moved against the sign of ``g_bar - g_k``."""
+        return float(self.against.sum() / (self.against.size * self.n_tokens**2))
+
+
+def score_step_directions(n_cases: int = 200, seed: int = 0, n_tokens: int = 5, d: int = 3) -> ScoreStepDirections:
+    """Random cases of one self-attention layer: does a step on ``W_Q``, ``W_K`` move each score the way the loss pushes it?
+
+    Each case draws, from ``numpy.random.default_rng(seed)`` and in this order, the tokens ``X``
+    (``n_tokens x d``), ``W_Q``, ``W_K``, ``W_V`` (``d x d``) and an upstream gradient ``G`` (``n_tokens x d``),
+    all standard normal, and takes the loss ``L = sum(G * O)`` of the output ``O`` of
+    :func:`attnlib.core.self_attention` (scaled by ``sqrt(d)``). The loss pushes score ``z_k`` of a row
+    up exactly when ``dZ_k = a_k (g_k - g_bar)`` is negative (:func:`attnlib.backward.softmax_backward`).
+    A step of gradient descent on ``W_Q`` and ``W_K`` moves the scores by
+    :func:`attnlib.backward.score_change` with the moves ``-dW_Q`` and ``-dW_K``
+    (per unit of learning rate, to first order); a score counts as moved *against* when that
+    change and ``-dZ_k`` have opposite signs.
+
+    Examples
+    --------
+    >>> r = score_step_directions(n_cases=50, seed=0)
+    >>> r.against.shape, bool(0 < r.fraction_against < 0.5), bool((r.cosine > 0).all())
+    ((50,), True, True)
+    """
+    n_cases = as_int("n_cases", n_cases, minimum=1, what="a number of cases from 1 to 100,000")
+    if n_cases > 100_000:
+        raise ValueError(f"n_cases must be a number of cases from 1 to 100,000; got {n_cases}")
+    seed = as_seed("seed", seed)
+    n_tokens = as_int("n_tokens", n_tokens, minimum=2, what="a number of tokens from 2 to 64 (one token has nothing to compare)")
+    d = as_int("d", d, minimum=1, what="a width from 1 to 64")
+    if n_tokens > 64 or d > 64:
+        raise ValueError(f"n_tokens and d must be at most 64 (a case is a small example); got n_tokens={n_tokens}, d={d}")
+    rng = np.random.default_rng(seed)
+    against, cosine = np.zeros(n_cases, dtype=int), np.zeros(n_cases)
+    for case in range(n_cases):
+        X = rng.normal(size=(n_tokens, d))
+        W_Q, W_K, W_V = (rng.normal(size=(d, d)) for _ in range(3))
+        G = rng.normal(size=(n_tokens, d))
+        forward = self_attention(X, W_Q, W_K, W_V)
+        dZ = softmax_backward(forward.weights, G @ forward.V.T)
+        grads = self_attention_backward(X, W_Q, W_K, W_V, G)
+        moved = score_change(X, X, W_Q, W_K, -grads.dW_Q, -grads.dW_K)
+        against[case] = int(np.sum(moved * -dZ < 0))
+        with quiet():
+            norms = finite_result(np.linalg.norm(moved) * np.linalg.norm(dZ), "the norms of the score changes", "seed")
+        cosine[case] = float(np.sum(moved * -dZ) / norms) if norms > 0 else 0.0
+    return ScoreStepDirections(n_tokens, d, against, cosine)
 
 
 def two_relation_probe(n_sequences: int = 16) -> Task:

@@ -5,18 +5,22 @@ peak memory is the largest amount of memory allocated *during* a call,
 recorded by ``tracemalloc`` (numpy reports its array buffers to it), so
 arrays made before the call, such as the inputs, do not count. A power law
 ``y = c n^p`` is a straight line on log-log axes; :func:`fit_power_law`
-finds ``p`` by least squares on the logarithms.
+finds ``p`` by least squares on the logarithms. :func:`cache_sizes` reads the sizes of the
+processor's caches, which decide where the traffic of :mod:`attnlib.cost` goes, at run time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,7 +29,73 @@ from ._validate import as_array, as_int_sequence, as_positive_int, as_real, as_s
 from .blocked import chunked_attention
 from .core import attention
 
-__all__ = ["CLOCKS", "Measurement", "PowerLawFit", "fit_power_law", "measure_attention", "median_seconds", "peak_memory_bytes"]
+__all__ = [
+    "CLOCKS",
+    "CPU_CACHE_DIR",
+    "CacheLevel",
+    "Measurement",
+    "PowerLawFit",
+    "cache_sizes",
+    "fit_power_law",
+    "measure_attention",
+    "median_seconds",
+    "peak_memory_bytes",
+]
+
+#: Where Linux describes the caches of the first CPU, one ``index*`` directory per cache.
+CPU_CACHE_DIR = "/sys/devices/system/cpu/cpu0/cache"
+
+
+class CacheLevel(NamedTuple):
+    """One cache of the processor that runs this code, as the operating system reports it."""
+
+    level: int
+    kind: str
+    size_bytes: int
+    shared_by: int
+
+
+def _cpu_count(cpu_list: str) -> int:
+    """How many CPUs a list such as ``"0"``, ``"0-1"`` or ``"0-3,8-11"`` names."""
+    count = 0
+    for part in cpu_list.strip().split(","):
+        first, _, last = part.partition("-")
+        count += int(last or first) - int(first) + 1
+    return count
+
+
+def cache_sizes(root: str | os.PathLike = CPU_CACHE_DIR) -> list[CacheLevel]:
+    """The caches of the machine that runs this code, read at run time (Linux reports them under ``root``).
+
+    Each ``index*`` directory describes one cache of the first CPU: its level, its type (``Data``,
+    ``Instruction`` or ``Unified``), its size (``32K``, ``1024K``, ``32M``) and the CPUs that share it
+    (``0-1``: two). Where the operating system does not report them (macOS, Windows, the browser's
+    Python) the list is empty: the sizes are then unknown, not guessed.
+
+    Examples
+    --------
+    >>> isinstance(cache_sizes(), list), cache_sizes("/no/such/directory")
+    (True, [])
+    """
+    if not isinstance(root, (str, os.PathLike)):
+        raise ValueError(f"root must be a directory path (text); got {type(root).__name__}")
+    found = []
+    units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+    try:
+        entries = sorted(Path(root).glob("index*"))
+    except (OSError, ValueError):
+        return []
+    for entry in entries:
+        try:
+            level = int((entry / "level").read_text().strip())
+            kind = (entry / "type").read_text().strip()
+            size = re.fullmatch(r"(\d+)\s*([KMG]?)", (entry / "size").read_text().strip())
+            shared = _cpu_count((entry / "shared_cpu_list").read_text())
+        except (OSError, ValueError):
+            continue  # a cache the system describes only in part is left out
+        if size is not None:
+            found.append(CacheLevel(level, kind, int(size[1]) * units[size[2]], shared))
+    return sorted(found, key=lambda c: (c.level, c.kind))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from typing import Any
 import matplotlib
 import matplotlib.colors
 import matplotlib.pyplot as plt
+import matplotlib.text
+import matplotlib.transforms
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -24,6 +26,7 @@ from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_
 
 __all__ = [
     "CMAP",
+    "LABEL_OFFSETS",
     "LINE_COLOURS",
     "MASKED_COLOUR",
     "MASKED_TEXT",
@@ -37,6 +40,7 @@ __all__ = [
     "is_displayable",
     "is_masked",
     "key_block_steps",
+    "label_points",
     "loss_curves",
     "multi_head_data_flow",
     "path_length_heatmap",
@@ -254,13 +258,16 @@ def loss_curves(
 
     ``curves`` maps a group label to a list of equal-length loss arrays (one
     per seed). Colours are Okabe-Ito (``LINE_COLOURS``), one per group, and every line style
-    differs too, so the groups stay apart without colour.
+    differs too, so the groups stay apart without colour. A group of one run is drawn once,
+    thick, and its legend entry is its label alone (a median of one run is that run).
 
     Examples
     --------
     >>> fig = loss_curves({"a": [[1.0, 0.5, 0.2]], "b": [[1.0, 0.9, 0.8], [1.0, 0.7, 0.6]]})
     >>> [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
-    ['a (median of 1)', 'b (median of 2)']
+    ['a', 'b (median of 2)']
+    >>> len(fig.axes[0].get_lines())  # a: one line; b: two runs and their median
+    4
     >>> plt.close(fig)
     """
     if not isinstance(curves, Mapping) or not curves:
@@ -280,6 +287,9 @@ def loss_curves(
     for g, (label, arr) in enumerate(groups.items()):
         colour, style = LINE_COLOURS[(4 + g) % len(LINE_COLOURS)], styles[g % len(styles)]
         steps = np.arange(arr.shape[1])
+        if len(arr) == 1:
+            ax.plot(steps, arr[0], color=colour, linestyle=style, linewidth=2.4, label=label)
+            continue
         for run in arr:
             ax.plot(steps, run, color=colour, linestyle=style, linewidth=0.7, alpha=0.45)
         ax.plot(steps, np.median(arr, axis=0), color=colour, linestyle=style, linewidth=2.4, label=f"{label} (median of {len(arr)})")
@@ -291,6 +301,88 @@ def loss_curves(
     if title:
         ax.set_title(title)
     return fig
+
+
+#: Where :func:`label_points` tries to put a label, in points from its point, in this order.
+LABEL_OFFSETS = ((5, 3), (5, -13), (-5, 3), (-5, -13), (5, 15), (-5, 15), (5, -25), (-5, -25), (16, -5), (-16, -5))
+
+
+def label_points(
+    ax: Axes, x: Any, y: Any, labels: Sequence[Any], *, fontsize: float = 10.0
+) -> list[matplotlib.text.Annotation]:
+    """Write ``labels[i]`` beside the point ``(x[i], y[i])`` of ``ax``, so that no two labels overlap.
+
+    Each label takes the first place of :data:`LABEL_OFFSETS` (right and above the point, then
+    below, then to the left, then further out) where its box touches neither a label already
+    written nor a point, stays inside the axes, and has no other point nearer to it than its
+    own, so that a label cannot be read as another point's; points at the same place get their
+    labels on different sides. When no place qualifies, the label goes to the first one. Call it
+    after the axes' limits and scales are set: the places are measured on the drawn figure.
+
+    Examples
+    --------
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0.81, 0.81, 0.5], [2.0, 2.0, 1.0], "o")
+    >>> texts = label_points(ax, [0.81, 0.81, 0.5], [2.0, 2.0, 1.0], [2, 16, 7])
+    >>> [t.get_text() for t in texts], texts[0].xyann != texts[1].xyann
+    (['2', '16', '7'], True)
+    >>> plt.close(fig)
+    """
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes; got {type(ax).__name__}")
+    xs = as_array("x", x, 1)
+    ys = as_array("y", y, 1)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have one entry per point; got {xs.size} and {ys.size}")
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence) or len(labels) != xs.size:
+        got = len(labels) if isinstance(labels, Sequence) else type(labels).__name__
+        raise ValueError(f"labels must be a list with one label per point ({xs.size}); got {got}")
+    size = as_array("fontsize", fontsize, 0)
+    if not 1 <= float(size) <= 72:
+        raise ValueError(f"fontsize must be a size in points from 1 to 72; got {float(size)}")
+    if ax.get_yscale() == "log" and (ys <= 0).any():
+        raise ValueError("y must be positive on a logarithmic axis")
+    if ax.get_xscale() == "log" and (xs <= 0).any():
+        raise ValueError("x must be positive on a logarithmic axis")
+    fig = ax.figure
+    order = np.lexsort((ys, xs))
+    texts = {
+        i: ax.annotate(
+            str(labels[i]), (xs[i], ys[i]), textcoords="offset points", xytext=LABEL_OFFSETS[0], fontsize=float(size), va="bottom"
+        )
+        for i in order
+    }
+    chosen: dict[int, tuple[int, int]] = {}
+    for _ in range(4):  # the labels may change the layout (constrained layout makes room for them): place again until settled
+        with quiet():  # matplotlib's own tick arithmetic may overflow for data near 1e308; the places stay defined
+            fig.canvas.draw()
+            where = ax.transData.transform(np.column_stack([xs, ys]))
+        renderer = fig.canvas.get_renderer()
+        half = 4 * fig.dpi / 72  # a marker of about 8 points
+        frame = ax.get_window_extent(renderer)
+        taken = [matplotlib.transforms.Bbox.from_bounds(px - half, py - half, 2 * half, 2 * half) for px, py in where]
+        before = dict(chosen)
+        for i in order:
+            for offset in LABEL_OFFSETS:
+                texts[i].xyann = offset
+                texts[i].set_horizontalalignment("left" if offset[0] >= 0 else "right")
+                box = texts[i].get_window_extent(renderer)
+                centre = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
+                nearest = np.min(np.hypot(*(where - centre).T))
+                own = np.hypot(*(where[i] - centre))
+                inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+                if inside and own <= nearest + 1e-9 and not any(box.overlaps(other) for other in taken):
+                    break
+            else:
+                offset = LABEL_OFFSETS[0]
+                texts[i].xyann = offset
+                texts[i].set_horizontalalignment("left")
+                box = texts[i].get_window_extent(renderer)
+            chosen[i] = offset
+            taken.append(box)
+        if chosen == before:
+            break
+    return [texts[i] for i in range(xs.size)]
 
 
 def path_length_heatmap(

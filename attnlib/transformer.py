@@ -44,7 +44,7 @@ import numpy as np
 from ._memory import check_size
 from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
 from .backward import attention_backward_from
-from .core import AttentionResult, attention, attention_parameter_count, causal_mask, head_width
+from .core import AttentionResult, attention, attention_parameter_count, causal_mask, head_width, multi_head_attention
 from .cost import attention_flops
 
 __all__ = [
@@ -54,6 +54,8 @@ __all__ = [
     "TORCH_NAMES",
     "EncoderLayerResult",
     "LayerNormGradients",
+    "abs_attention_weights",
+    "abs_by_attention",
     "encoder_layer",
     "encoder_layer_backward",
     "encoder_layer_cost",
@@ -332,6 +334,63 @@ def _act(z: np.ndarray, activation: str) -> np.ndarray:
 def _act_grad(z: np.ndarray, activation: str) -> np.ndarray:
     # ReLU's derivative at exactly 0 is taken as 0, as PyTorch does
     return (z > 0).astype(np.float64) if activation == "relu" else _gelu_grad(z)
+
+
+def abs_attention_weights(kappa: float) -> dict[str, np.ndarray]:
+    """The four matrices of two attention heads that approximate ``|x|`` (see :func:`abs_by_attention`).
+
+    Tokens have two features, ``(x, 1)``; ``d_model = 2`` and two heads of width 1. Both heads
+    ask with ``kappa`` times the second feature; head 1's key and value are ``+x``, head 2's are
+    ``-x``; ``W_O`` adds the two heads into the first output feature.
+
+    Examples
+    --------
+    >>> {name: m.tolist() for name, m in abs_attention_weights(10.0).items()}
+    {'W_Q': [[0.0, 0.0], [10.0, 10.0]], 'W_K': [[1.0, -1.0], [0.0, 0.0]], 'W_V': [[1.0, -1.0], [0.0, 0.0]], 'W_O': [[1.0, 0.0], [1.0, 0.0]]}
+    """
+    k = as_positive_real("kappa", kappa)
+    key = np.array([[1.0, -1.0], [0.0, 0.0]])
+    return {"W_Q": np.array([[0.0, 0.0], [k, k]]), "W_K": key, "W_V": key.copy(), "W_O": np.array([[1.0, 0.0], [1.0, 0.0]])}
+
+
+def abs_by_attention(x: Any, kappa: float) -> np.ndarray:
+    """``|x|`` of a one-feature token, approximated by two attention heads and a constant token before it.
+
+    Each ``x`` becomes a sequence of two tokens, a constant token ``(0, 1)`` (a beginning-of-sequence
+    token) and the token ``(x, 1)``, which goes through :func:`attnlib.core.multi_head_attention`
+    with :func:`abs_attention_weights`. The token ``(x, 1)`` scores ``kappa x`` (head 1) and
+    ``-kappa x`` (head 2) against itself and 0 against the constant token, whose value is 0, so
+    the heads return ``x sigma(kappa x)`` and ``-x sigma(-kappa x)`` (``sigma`` the logistic
+    function) and their sum is ``x tanh(kappa x / 2)``: ``|x|`` up to an error that shrinks like
+    ``1 / kappa``. Attention on one token alone is affine in it (chapter 16); with a second token
+    the softmax weights depend on ``x``, and this is what makes the bend possible.
+
+    Returns
+    -------
+    The first output feature of the token ``(x, 1)``, one per entry of ``x``.
+
+    Examples
+    --------
+    >>> abs_by_attention([-1.0, 0.0, 0.5], kappa=50.0).round(4).tolist()
+    [1.0, 0.0, 0.5]
+    """
+    values = as_array("x", x, 1)
+    W = abs_attention_weights(kappa)
+    out = np.empty(values.size)
+    chunk = 256  # sequences side by side, each token seeing only its own pair (a block-diagonal mask)
+    for start in range(0, values.size, chunk):
+        v = values[start : start + chunk]
+        tokens = np.ones((2 * v.size, 2))
+        tokens[0::2, 0], tokens[1::2, 0] = 0.0, v
+        pair = np.arange(2 * v.size) // 2
+        try:
+            result, _ = multi_head_attention(
+                tokens, tokens, W["W_Q"], W["W_K"], W["W_V"], W["W_O"], n_heads=2, mask=pair[:, None] == pair[None, :]
+            )
+        except ValueError as exc:  # an overflow of kappa * x, reported by core in its own names
+            raise ValueError(f"kappa * x overflowed (kappa = {float(kappa):g}, largest |x| = {np.abs(v).max():g}): {exc}") from None
+        out[start : start + v.size] = result[1::2, 0]
+    return out
 
 
 def mlp(X: Any, W_1: Any, b_1: Any, W_2: Any, b_2: Any, activation: str = "relu") -> np.ndarray:

@@ -15,6 +15,7 @@ from attnlib.backward import (
     multi_head_attention_backward,
     projection_gradients,
     relative_error,
+    score_change,
     self_attention_backward,
     softmax_backward,
 )
@@ -225,3 +226,35 @@ def test_more_bad_input():
         exact_attention_gradients(X, X, np.ones((2, 2)), np.ones((3, 2)))
     with pytest.raises(ValueError, match="d_output has shape"):
         exact_attention_gradients(X, X, X, np.ones((3, 3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 6), st.integers(1, 4), st.booleans())
+def test_score_change_is_the_first_order_change_of_the_scores(seed, n, d, scale):
+    """Against a central difference of the scores along the move, and the descent identity for the whole matrix."""
+    rng = np.random.default_rng(seed)
+    Xq, Xm = rng.normal(size=(n, d)), rng.normal(size=(n + 1, d))
+    W_Q, W_K, W_V, dWQ, dWK = (rng.normal(size=(d, d)) for _ in range(5))
+    got = score_change(Xq, Xm, W_Q, W_K, dWQ, dWK, scale=scale)
+
+    def scores(t):
+        return attnlib.cross_attention(Xq, Xm, W_Q + t * dWQ, W_K + t * dWK, W_V, scale=scale).scaled
+
+    eps = 1e-6
+    np.testing.assert_allclose(got, (scores(eps) - scores(-eps)) / (2 * eps), rtol=1e-6, atol=1e-6)
+    # a gradient step: the change of the whole score matrix has product -(|dW_Q|^2 + |dW_K|^2) with dZ
+    G = rng.normal(size=(n, d))
+    forward = attnlib.cross_attention(Xq, Xm, W_Q, W_K, W_V, scale=scale)
+    dZ = softmax_backward(forward.weights, G @ forward.V.T)
+    grads = cross_attention_backward(Xq, Xm, W_Q, W_K, W_V, G, scale=scale)
+    moved = score_change(Xq, Xm, W_Q, W_K, -grads.dW_Q, -grads.dW_K, scale=scale)
+    want = -(np.sum(grads.dW_Q**2) + np.sum(grads.dW_K**2))
+    assert np.sum(dZ * moved) == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_score_change_names_what_does_not_fit():
+    X = np.eye(3, 2)
+    with pytest.raises(ValueError, match="delta_W_K must have the shape of W_K"):
+        score_change(X, X, np.eye(2), np.eye(2), np.eye(2), np.eye(3))
+    with pytest.raises(ValueError, match="delta_W_Q"):
+        score_change(X, X, np.eye(2), np.eye(2), [[np.nan, 0], [0, 1]], np.eye(2))

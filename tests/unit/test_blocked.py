@@ -245,21 +245,97 @@ def test_step_errors(args, words):
         assert w in str(info.value)
 
 
+def trace_by_prefixes(scores, bounds, values=None):
+    """Every field of every step of an online-softmax trace, from the prefixes of the row in plain numpy.
+
+    Step k has seen the keys before ``bounds[k][1]``; its fields are sums over that prefix taken
+    directly (no running update), so a trace that records the wrong thing, or after the wrong step,
+    disagrees here. A prefix whose keys are all masked is shifted by 0, as the chapter explains.
+    """
+    s = np.asarray(scores, dtype=float)
+    steps = []
+    for start, stop in bounds:
+        before, after = s[:start], s[:stop]
+        m_before = before.max() if start else -np.inf
+        m_after = after.max()
+        shift_before = 0.0 if np.isneginf(m_before) else m_before
+        shift_after = 0.0 if np.isneginf(m_after) else m_after
+        fields = {
+            "keys": (start, stop),
+            "scores": tuple(s[start:stop].tolist()),
+            "m_before": float(m_before),
+            "m_after": float(m_after),
+            "rescale": float(np.exp(m_before - shift_after)),
+            "terms": tuple(np.exp(s[start:stop] - shift_after).tolist()),
+            "l_before": float(np.exp(before - shift_before).sum()),
+            "l_after": float(np.exp(after - shift_after).sum()),
+            "acc_after": None if values is None else tuple((np.exp(after - shift_after) @ np.asarray(values, float)[:stop]).tolist()),
+        }
+        steps.append(fields)
+    return steps
+
+
+def assert_trace_matches(steps, expected):
+    assert len(steps) == len(expected)
+    for step, want in zip(steps, expected):
+        got = {f: getattr(step, f) for f in step.__dataclass_fields__}
+        assert set(got) == set(want), f"fields not checked: {set(got) ^ set(want)}"
+        assert got["keys"] == want["keys"]
+        for name in ("scores", "terms", "acc_after"):
+            if want[name] is None:
+                assert got[name] is None
+            else:
+                assert isinstance(got[name], tuple) and len(got[name]) == len(want[name]), name
+                np.testing.assert_allclose(got[name], want[name], rtol=1e-13, atol=1e-15, err_msg=name)
+        for name in ("m_before", "m_after", "rescale", "l_before", "l_after"):
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-13, atol=1e-15, err_msg=name)
+
+
 def test_trace_of_the_running_example_by_hand():
+    """Chapter 15's worked example: query x2 of the running example, keys in blocks of 1 and 2."""
     X = running_example()
     row2 = scaled_scores(X, X)[1]  # query x2: [0, 1/sqrt 2, 1/(2 sqrt 2)]
     first, second = online_softmax_trace(row2, [1, 2], values=X)
-    assert (first.keys, first.m_after, first.l_after, first.acc_after) == ((0, 1), 0.0, 1.0, (1.0, 0.0))
+    # the entries are the row's scores, as the chapter prints them, not their exponentials
+    assert first.scores == (0.0,)
+    np.testing.assert_allclose(second.scores, [2**-0.5, 2**-1.5], atol=TOL)
+    assert (first.keys, first.m_before, first.m_after, first.rescale) == ((0, 1), -np.inf, 0.0, 0.0)
+    assert (first.terms, first.l_before, first.l_after, first.acc_after) == ((1.0,), 0.0, 1.0, (1.0, 0.0))
     a, b = np.exp(-(2**-0.5)), np.exp(2**-1.5 - 2**-0.5)
+    assert second.keys == (1, 3) and second.m_before == 0.0 and second.l_before == 1.0
     assert abs(second.m_after - 2**-0.5) < TOL and abs(second.rescale - a) < TOL
+    np.testing.assert_allclose(second.terms, [1.0, b], atol=TOL)
     assert abs(second.l_after - (a + 1 + b)) < TOL
+    np.testing.assert_allclose(second.acc_after, a * X[0] + X[1] + b * X[2], atol=TOL)
     np.testing.assert_allclose(np.array(second.acc_after) / second.l_after, attention(X, X, X).output[1], atol=TOL)
+    assert_trace_matches([first, second], trace_by_prefixes(row2, [(0, 1), (1, 3)], X))
     with pytest.raises(ValueError, match="add up to 2"):
         online_softmax_trace(row2, [1, 1])
     with pytest.raises(ValueError, match="-inf everywhere"):
         online_softmax_trace([-np.inf, -np.inf], 1)
     with pytest.raises(ValueError, match="values has 2 rows"):
         online_softmax_trace(row2, 2, values=X[:2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_every_field_of_a_trace_equals_its_prefix_sums(data):
+    """Any row (masked keys included, a masked first block too), any split into blocks, with and without values."""
+    n = data.draw(st.integers(1, 9))
+    row = np.array(data.draw(st.lists(st.floats(-5, 5), min_size=n, max_size=n)))
+    masked = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    masked[data.draw(st.integers(0, n - 1))] = False  # at least one key is allowed
+    row[masked] = -np.inf
+    sizes, left = [], n
+    while left:
+        sizes.append(data.draw(st.integers(1, left)))
+        left -= sizes[-1]
+    values = data.draw(st.one_of(st.none(), st.just(np.arange(2.0 * n).reshape(n, 2) - n)))
+    bounds = np.cumsum([0, *sizes])
+    before = row.copy()
+    steps = online_softmax_trace(row, sizes, values=values)
+    assert np.array_equal(row, before)  # the caller's row is left as it was
+    assert_trace_matches(steps, trace_by_prefixes(row, list(zip(bounds[:-1], bounds[1:])), values))
 
 
 def test_sympy_proves_the_two_block_merge():

@@ -115,3 +115,28 @@ def test_traffic_model_names_bad_arguments(kwargs, words):
         attention_traffic(**args)
     for w in words:
         assert w in str(info.value)
+
+
+def test_cache_sizes_read_what_the_system_reports(tmp_path):
+    """Chapter 15 prints the caches of the machine that runs it, read at run time (issue 44)."""
+    from attnlib.measure import CacheLevel, cache_sizes
+
+    def cache(index, level, kind, size, shared):
+        d = tmp_path / f"index{index}"
+        d.mkdir()
+        for name, text in (("level", f"{level}\n"), ("type", f"{kind}\n"), ("size", f"{size}\n"), ("shared_cpu_list", f"{shared}\n")):
+            (d / name).write_text(text)
+
+    cache(0, 1, "Data", "48K", "0")
+    cache(1, 1, "Instruction", "32K", "0")
+    cache(2, 2, "Unified", "2048K", "0-1")
+    cache(3, 3, "Unified", "36M", "0-7,16-23")
+    (tmp_path / "index4").mkdir()  # described only in part: left out
+    (tmp_path / "index4" / "level").write_text("4\n")
+    assert cache_sizes(tmp_path) == [
+        CacheLevel(1, "Data", 48 * 2**10, 1),
+        CacheLevel(1, "Instruction", 32 * 2**10, 1),
+        CacheLevel(2, "Unified", 2 * 2**20, 2),
+        CacheLevel(3, "Unified", 36 * 2**20, 16),
+    ]
+    assert cache_sizes(tmp_path / "missing") == []

@@ -331,6 +331,17 @@ def b_loss_curves(draw):
     return {"curves": {"a": np.abs(draw(real_array((runs, steps)))) + 1e-3}, "log": draw(st.booleans())}
 
 
+def b_label_points(draw):
+    n = draw(SIZES)
+    fig, ax = plt.subplots(figsize=(3, 2))
+    x, y = draw(real_array((n,))), draw(real_array((n,)))
+    if draw(st.booleans()):
+        y = np.abs(y) + 1e-3
+        ax.set_yscale("log")
+    ax.plot(x, y, "o")
+    return {"ax": ax, "x": x, "y": y, "labels": [str(k) for k in range(n)], "fontsize": draw(st.sampled_from([8, 10.5, 72]))}
+
+
 def b_to_float(draw):
     M = draw(
         st.sampled_from(
@@ -485,6 +496,7 @@ SPECS = [
     ("cost.attention_flops", cost.attention_flops, b_flops, 75, ()),
     ("cost.blocked_working_set_bytes", cost.blocked_working_set_bytes, b_working_set, 75, ()),
     ("cost.attention_traffic", cost.attention_traffic, b_traffic, 75, ()),
+    ("cost.attention_traffic_terms", cost.attention_traffic_terms, b_traffic, 40, ()),
     ("exact.exact_number", exact.exact_number, lambda d: {"name": "x", "value": d(st.one_of(st.floats(), st.integers()))}, 100, ()),
     ("exact.exact_matrix", exact.exact_matrix, b_exact_matrix, 75, ()),
     ("exact.exact_softmax", exact.exact_softmax, b_exact_softmax, 50, ()),
@@ -530,6 +542,7 @@ SPECS = [
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
     ("plots.loss_curves", plots.loss_curves, b_loss_curves, 15, ()),
+    ("plots.label_points", plots.label_points, b_label_points, 15, ()),
     ("plots.key_block_steps", plots.key_block_steps, b_key_block_steps, 15, ()),
 ]
 

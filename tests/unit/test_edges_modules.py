@@ -867,6 +867,19 @@ SPECS = {
             "mask": "mask",
         },
     ),
+    "backward.score_change": (
+        backward.score_change,
+        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "delta_W_Q": I2 / 2, "delta_W_K": -I2, "scale": True},
+        {
+            "X_query": "matrix",
+            "X_memory": "matrix",
+            "W_Q": "matrix",
+            "W_K": "matrix",
+            "delta_W_Q": "matrix",
+            "delta_W_K": "matrix",
+            "scale": "scale",
+        },
+    ),
     "backward.central_difference": (
         backward.central_difference,
         {"fn": _square, "x": [[1.0, 2.0]], "eps": 1e-5},
@@ -1053,6 +1066,7 @@ SPECS = {
     "measure.PowerLawFit": (measure.PowerLawFit, {"exponent": 2.5, "prefactor": 1.0}, {"exponent": "real", "prefactor": "real"}),
     "measure.PowerLawFit.predict": (lambda n: measure.PowerLawFit(2.5, 1.0).predict(n), {"n": [1.0, 10.0]}, {"n": "matrix"}),
     "measure.fit_power_law": (measure.fit_power_law, {"n": [1.0, 2.0, 4.0], "y": [1.0, 4.0, 16.0]}, {"n": "matrix", "y": "matrix"}),
+    "measure.cache_sizes": (measure.cache_sizes, {"root": measure.CPU_CACHE_DIR}, {"root": "text"}),
     "measure.peak_memory_bytes": (
         measure.peak_memory_bytes,
         {"fn": len, "args": ([1, 2],), "kwargs": {}},
@@ -1103,6 +1117,12 @@ SPECS = {
         transformer.layer_norm_backward,
         {"X": X3, "gamma": [1.0, 2.0], "d_output": np.ones((3, 2)) - X3, "eps": 1e-5},
         {"X": "matrix", "gamma": "matrix", "d_output": "matrix", "eps": "real"},
+    ),
+    "transformer.abs_attention_weights": (transformer.abs_attention_weights, {"kappa": 10.0}, {"kappa": "real"}),
+    "transformer.abs_by_attention": (
+        transformer.abs_by_attention,
+        {"x": np.array([-1.0, 0.0, 0.5]), "kappa": 10.0},
+        {"x": "matrix", "kappa": "real"},
     ),
     "transformer.gelu": (transformer.gelu, {"x": X3 - 0.5}, {"x": "matrix"}),
     "transformer.mlp": (
@@ -1168,6 +1188,7 @@ RECORDS = {
     "TrainingRun",
     "Measurement",
     "CLOCKS",
+    "CacheLevel",
     # issue 26: attnlib.transformer's records and constant tables
     "LayerNormGradients",
     "EncoderLayerResult",
@@ -1194,6 +1215,7 @@ TEXT_ANY = {
     ("explorers.matrix_html", "name"),
     ("induction.letters_to_tokens", "text"),
     ("induction.words_to_tokens", "text"),
+    ("measure.cache_sizes", "root"),  # any text is a path; one that names no cache directory gives []
 }
 
 

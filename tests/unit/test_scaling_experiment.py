@@ -128,3 +128,29 @@ def test_two_relation_requests_skip_only_the_previous_token():
     assert np.all(match // task.length == rows // task.length), "requests stay inside their sequence"
     probe = experiments.two_relation_probe()
     assert int(np.sum(probe.relations["matching"] == np.arange(len(probe.X)))) == 18
+
+
+def test_score_step_directions_follow_the_seed_rule_and_check_their_arguments():
+    a, b, c = (experiments.score_step_directions(20, seed=s) for s in (3, 3.0, np.int64(3)))
+    assert a.against.tolist() == b.against.tolist() == c.against.tolist()
+    assert a.cosine.tolist() == b.cosine.tolist() == c.cosine.tolist()
+    assert experiments.score_step_directions(20, seed=4).against.tolist() != a.against.tolist()
+    for kwargs, name in (
+        ({"n_cases": 0}, "n_cases"),
+        ({"n_cases": 10**6}, "n_cases"),
+        ({"seed": -1}, "seed"),
+        ({"seed": "3"}, "seed"),
+        ({"n_tokens": 1}, "n_tokens"),
+        ({"d": 0}, "d"),
+        ({"d": 65}, "d"),
+        ({"n_cases": True}, "n_cases"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            experiments.score_step_directions(**kwargs)
+
+
+def test_single_scores_move_against_the_push_but_the_matrix_never_does():
+    """Chapter 14's claim: over many cases a large share of single scores moves the other way; the whole matrix never does."""
+    r = experiments.score_step_directions(200, seed=0)
+    assert 0.3 < r.fraction_against < 0.45
+    assert (r.cosine > 0).all() and r.against.max() > 0

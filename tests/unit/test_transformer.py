@@ -414,3 +414,23 @@ def test_cost_table_adds_up():
     # PyTorch's TransformerEncoderLayer(512, 8) has 3,152,384 parameters: sum(p.numel() for p in layer.parameters())
     assert params == 3 * 512 * 512 + 3 * 512 + 512 * 512 + 512 + 2 * 512 * 2048 + 2048 + 512 + 4 * 512 == 3_152_384
     assert c["scores and weighted sum"]["flops"] == attnlib.cost.attention_flops(10, 64, heads=8)
+
+
+def test_two_heads_and_a_constant_token_approximate_abs():
+    """Chapter 16: with a second token the softmax weights depend on x; two heads give x tanh(kappa x / 2)."""
+    x = np.linspace(-1, 1, 2001)
+    for kappa in (1.0, 10.0, 50.0, 200.0):
+        got = T.abs_by_attention(x, kappa)
+        np.testing.assert_allclose(got, x * np.tanh(kappa * x / 2), atol=1e-13)
+        if kappa < 2:  # the largest error sits at |x| = 1.28 / kappa, outside [-1, 1]
+            continue
+        error = np.abs(got - np.abs(x)).max()
+        # |x| - x tanh(kappa |x| / 2) = 2|x| / (exp(kappa |x|) + 1), largest at kappa |x| = u* with u* = 1 + exp(-u*)
+        u = 1.0
+        for _ in range(60):
+            u = 1 + np.exp(-u)
+        assert error == pytest.approx(2 * u / (np.exp(u) + 1) / kappa, rel=0.01)  # on a grid of step 0.001
+    # one token alone cannot do it: the same heads on the token (x, 1) without the constant token are affine in x
+    W = T.abs_attention_weights(50.0)
+    alone = [attnlib.multi_head_attention(np.array([[v, 1.0]]), np.array([[v, 1.0]]), *W.values(), n_heads=2)[0][0, 0] for v in x[::100]]
+    np.testing.assert_allclose(alone, 0.0 * x[::100], atol=1e-15)  # +x and -x: the two heads cancel

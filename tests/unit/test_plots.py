@@ -1,0 +1,65 @@
+"""Figures' text: labels that do not overprint each other, legends that say what is drawn (issue 44)."""
+
+from __future__ import annotations
+
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from attnlib import plots  # noqa: E402
+
+#: Chapter 14's margin figure: seeds 2 and 16 sit at the same place, seed 3 next to them, 1 and 15 close together.
+MARGINS = [0.26, 0.87, 0.81, 0.81, 0.56, 0.75, 0.70, 0.45, 0.58, 0.68, 0.65, 0.76, 0.31, 0.72, 0.88, 0.87, 0.81, 0.60, 0.77, 0.73]
+LOSSES = [0.0331, 0.0012, 0.0019, 0.0022, 0.0167, 0.0026, 0.0044, 0.0165, 0.0078, 0.0077, 0.0068, 0.0047, 0.0292, 0.0053, 0.0008,
+          0.0014, 0.0019, 0.0095, 0.0033, 0.0035]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(7, 4.2), (5, 3)])
+def test_no_two_labels_overlap_on_the_margin_figure(size):
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    ax.semilogy(MARGINS, LOSSES, "o", ms=7)
+    texts = plots.label_points(ax, MARGINS, LOSSES, [str(s) for s in range(20)])
+    assert [t.get_text() for t in texts] == [str(s) for s in range(20)]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    pairs = itertools.combinations(range(20), 2)
+    overlapping = [(texts[a].get_text(), texts[b].get_text()) for a, b in pairs if boxes[a].overlaps(boxes[b])]
+    assert not overlapping, overlapping
+    plt.close(fig)
+
+
+def test_labels_at_one_place_go_to_different_sides():
+    fig, ax = plt.subplots()
+    ax.plot([1.0] * 3, [1.0] * 3, "o")
+    a, b, c = plots.label_points(ax, [1.0] * 3, [1.0] * 3, ["a", "b", "c"])
+    assert len({a.xyann, b.xyann, c.xyann}) == 3
+    plt.close(fig)
+
+
+def test_label_points_refuses_what_it_cannot_place():
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match="labels must be a list with one label per point"):
+        plots.label_points(ax, [1.0, 2.0], [1.0, 2.0], ["a"])
+    with pytest.raises(ValueError, match="labels"):
+        plots.label_points(ax, [1.0], [1.0], "a")
+    with pytest.raises(ValueError, match="x and y"):
+        plots.label_points(ax, [1.0, 2.0], [1.0], ["a", "b"])
+    ax.set_yscale("log")
+    with pytest.raises(ValueError, match="y must be positive"):
+        plots.label_points(ax, [1.0], [0.0], ["a"])
+    with pytest.raises(ValueError, match="ax"):
+        plots.label_points(fig, [1.0], [1.0], ["a"])
+    plt.close(fig)
+
+
+def test_a_single_run_is_not_called_a_median():
+    fig = plots.loss_curves({"one head, d_k = 4": [[1.0, 0.5, 0.1]], "five": [[1.0, 0.4, 0.2]] * 5})
+    labels = [line.get_label() for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["one head, d_k = 4", "five (median of 5)"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == labels
+    plt.close(fig)
