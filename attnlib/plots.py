@@ -515,7 +515,8 @@ def _flow_diagram(
         if not label:
             continue
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
-        style = dict(fontsize=label_fontsize, color="black", zorder=4, bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
+        backing = dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9)
+        style = dict(fontsize=label_fontsize, color="black", zorder=4, bbox=backing)
         if vertical:  # beside a vertical arrow, above any other
             ax.annotate(label, mid, xytext=(5, 0), textcoords="offset points", ha="left", va="center", **style)
         else:
