@@ -554,10 +554,11 @@ def attention_data_flow(
     weights and the output run down the right-hand column. Dimensions are
     ints or names (``"n"``, ``"d_model"``, ``"d_k"``, ``"d_v"``).
 
-    The figure is 6.4 inches wide with its box text at 11 points: shown at a
-    page's content width of about 670 pixels, that text is about 16 pixels
-    high, the size of the book's body text. :func:`as_svg` turns it into a
-    vector image.
+    The box text is 12 points, arrow labels 11 points, on a figure 6.98
+    inches (670 CSS pixels) wide: a page shows an SVG at that natural size
+    when its column is wide enough (at 1280 pixels it is), where 12 points are
+    16 pixels, the size of the book's body text. :func:`as_svg` turns the
+    figure into that vector image.
 
     Raises
     ------
@@ -599,7 +600,11 @@ def attention_data_flow(
         ("A", "O", "$A$"),
         ("V", "O", "$V$"),
     ]
-    return _flow_diagram(nodes, edges, (6.4, 3.85), box_fontsize=11, label_fontsize=10, extent=(0.0, 6.4, 0.0, 3.85))
+    # laid out in a 6.4 x 3.85 grid and drawn 12/11 times larger, so that 12-point text fits its boxes as 11-point text would
+    grow = 12 / 11
+    return _flow_diagram(
+        nodes, edges, (6.4 * grow, 3.85 * grow), box_fontsize=12, label_fontsize=11, extent=(0.0, 6.4, 0.0, 3.85)
+    )
 
 
 def multi_head_data_flow(
@@ -671,9 +676,9 @@ def as_svg(fig: Figure) -> SvgImage:
     --------
     >>> image = as_svg(attention_data_flow())
     >>> image.svg.startswith("<?xml") and (image.width_pt, image.height_pt)
-    (460.8, 277.2)
+    (502.690909, 302.4)
     >>> min(image.font_sizes_pt), max(image.font_sizes_pt)
-    (10.0, 11.0)
+    (11.0, 12.0)
     >>> as_svg("figure")
     Traceback (most recent call last):
     ...

@@ -10,9 +10,12 @@ import pytest  # noqa: E402
 
 from attnlib import plots  # noqa: E402
 
-#: Width of a chapter's text column at a 1280-pixel-wide window (pydata/sphinx-book theme), in CSS pixels;
-#: tests/web measures it on the built page. Body text there is 16 px.
-CONTENT_WIDTH_PX = 672
+#: CSS pixels per point: a page shows an SVG at its natural size, 96 px per inch, when its column is wide
+#: enough (tests/web/test_web_flow_figure.py measures the figure on the built page). Body text is 16 px.
+PX_PER_PT = 96 / 72
+
+#: The text column of a chapter at a 1280-pixel-wide window is about 720 px (the article is 752 px wide).
+COLUMN_PX = 720
 
 
 def _texts(fig):
@@ -54,12 +57,12 @@ def test_no_text_overlaps_another_and_all_of_it_is_inside_the_figure(make):
     plt.close(fig)
 
 
-def test_chapter_4_figure_text_is_body_size_at_the_content_width():
-    """11-point box text on a 6.4-inch figure: about 16 px at 672 px, and no text below 9 px."""
+def test_chapter_4_figure_text_is_body_size_at_its_natural_size():
+    """12-point box text (16 px) and 11-point labels, on a figure that fits the column at 1280 px unscaled."""
     image = plots.as_svg(plots.attention_data_flow())
-    px_per_pt = CONTENT_WIDTH_PX / image.width_pt
-    assert max(image.font_sizes_pt) * px_per_pt == pytest.approx(16, abs=1.0)
-    assert min(image.font_sizes_pt) * px_per_pt >= 13
+    assert image.width_pt * PX_PER_PT <= COLUMN_PX
+    assert max(image.font_sizes_pt) * PX_PER_PT == pytest.approx(16)
+    assert min(image.font_sizes_pt) * PX_PER_PT >= 14  # subscripts, at 0.7 of it, are about 10 px
 
 
 def test_as_svg_is_a_vector_image_with_outlined_text_and_no_date():

@@ -24,7 +24,9 @@ FIGURE_JS = """
   const img = document.querySelector('#fig-attention-data-flow img');
   if (!img) return null;
   const body = getComputedStyle(document.querySelector('article.bd-article p')).fontSize;
-  return {src: img.getAttribute('src'), width: img.getBoundingClientRect().width,
+  const cs = getComputedStyle(img);  // the dark theme pads images on a light panel: measure the picture only
+  const frame = ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth'].reduce((s, k) => s + parseFloat(cs[k]), 0);
+  return {src: img.getAttribute('src'), width: img.getBoundingClientRect().width - frame,
           alt: img.getAttribute('alt'), complete: img.complete && img.naturalWidth > 0,
           body: parseFloat(body), theme: document.documentElement.dataset.theme};
 }
@@ -42,7 +44,8 @@ def _text_sizes_pt(svg: str) -> tuple[float, float, float]:
     for group in re.split(r"(?=<g transform=\"translate\([^)]*\) scale\()", svg)[1:]:
         size = 100 * float(re.match(r'<g transform="translate\([^)]*\) scale\(([0-9.]+)', group)[1])
         sizes.append(size)
-        inner = [float(s) for s in re.findall(r'<use [^>]*scale\(([0-9.]+)\)', group.split("</g>")[0])]
+        # glyphs of text (DejaVu); a sized radical sign (STIXSize...) is drawn scaled too but is not text
+        inner = [float(s) for s in re.findall(r'<use xlink:href="#DejaVu[^"]*" [^>]*scale\(([0-9.]+)\)', group.split("</g>")[0])]
         smallest.append(size * min(inner, default=1.0))
     return width, max(sizes), min(smallest)
 
