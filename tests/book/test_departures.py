@@ -1,13 +1,14 @@
 """Where the book departs from the source post or a paper, it says so in one visible form.
 
 The form (every chapter uses it) is a MyST admonition whose title starts with "Departure from" and
-whose class is ``departure``::
+whose class is ``departure``, fenced with backticks (a ``:::`` fence in a chapter is read as a folded
+solution by ``_ext/student_notebooks.py``)::
 
-    :::{admonition} Departure from the source post
+    ```{admonition} Departure from the source post
     :class: departure
 
     The post says ...; more precisely ...
-    :::
+    ```
 
 ``_static/departure.css`` draws it as a box of its own colour, in the light and the dark theme and
 on paper. These tests hold the pages to the form: the title and the class go together, the title
