@@ -289,7 +289,10 @@ def symbolic_bilinear_regrouping(d_model: int, d_k: int) -> BilinearProof:
 
     Every entry of ``x_i``, ``x_j``, ``W_Q`` and ``W_K`` is its own sympy
     symbol, so the identity is checked as a polynomial identity in all of
-    them, not at sample numbers. Sizes are limited to
+    them, not at sample numbers. Entry ``(r, c)`` of ``W_Q`` is named
+    ``w^Q_rc`` (shown as :math:`w^Q_{rc}`) and that of ``W_K`` ``w^K_rc``,
+    so that they are never mistaken for the query and key vectors ``q_i``
+    and ``k_j``; coordinate ``c`` of ``x_i`` is ``x_ic``. Sizes are limited to
     ``MAX_SYMBOLIC_SIZE`` to keep the expansion quick.
 
     Examples
@@ -298,22 +301,22 @@ def symbolic_bilinear_regrouping(d_model: int, d_k: int) -> BilinearProof:
     >>> proof.difference, proof.holds
     (0, True)
     >>> proof.regrouped
-    k_11*q_11*x_i1*x_j1 + k_11*q_21*x_i2*x_j1 + k_21*q_11*x_i1*x_j2 + k_21*q_21*x_i2*x_j2
+    w^K_11*w^Q_11*x_i1*x_j1 + w^K_11*w^Q_21*x_i2*x_j1 + w^K_21*w^Q_11*x_i1*x_j2 + w^K_21*w^Q_21*x_i2*x_j2
     """
     d_model = as_positive_int("d_model", d_model)
     d_k = as_positive_int("d_k", d_k)
     for name, value in (("d_model", d_model), ("d_k", d_k)):
         if value > MAX_SYMBOLIC_SIZE:
             raise ValueError(f"{name}={value} is too large for a symbolic expansion; use at most {MAX_SYMBOLIC_SIZE}")
-    sep = "" if max(d_model, d_k) < 10 else ","  # q_11 is row 1, column 1; with two-digit sizes write q_1,11
+    sep = "" if max(d_model, d_k) < 10 else ","  # w^Q_11 is row 1, column 1; with two-digit sizes write w^Q_1,11
 
     def entry(prefix: str, r: int, c: int) -> sp.Symbol:
         return sp.Symbol(f"{prefix}_{r + 1}{sep}{c + 1}", real=True)
 
     x_i = sp.Matrix(1, d_model, lambda _, c: sp.Symbol(f"x_i{c + 1}", real=True))
     x_j = sp.Matrix(1, d_model, lambda _, c: sp.Symbol(f"x_j{c + 1}", real=True))
-    W_Q = sp.Matrix(d_model, d_k, lambda r, c: entry("q", r, c))
-    W_K = sp.Matrix(d_model, d_k, lambda r, c: entry("k", r, c))
+    W_Q = sp.Matrix(d_model, d_k, lambda r, c: entry("w^Q", r, c))
+    W_K = sp.Matrix(d_model, d_k, lambda r, c: entry("w^K", r, c))
     A = W_Q * W_K.T
     bilinear = sp.expand((x_i * A * x_j.T)[0, 0])
     regrouped = sp.expand(((x_i * W_Q) * (x_j * W_K).T)[0, 0])

@@ -8,7 +8,10 @@ label the axes with token names. Each function returns the matplotlib
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
@@ -32,6 +35,8 @@ __all__ = [
     "MASKED_TEXT",
     "NEG_INF_TEXT",
     "OKABE_ITO",
+    "SvgImage",
+    "as_svg",
     "attention_data_flow",
     "colour_table",
     "format_row",
@@ -449,34 +454,73 @@ def _product(a: int | str, b: int | str) -> int | str:
 
 
 def _flow_diagram(
-    nodes: dict[str, tuple[float, float, str, str]], edges: list[tuple[str, str, str]], size: tuple[float, float], wide: Sequence[str] = ()
+    nodes: dict[str, tuple[float, float, str, str]],
+    edges: list[tuple[str, str, str]],
+    size: tuple[float, float],
+    *,
+    box_fontsize: float = 10,
+    label_fontsize: float = 8.5,
+    extent: tuple[float, float, float, float] | None = None,
 ) -> Figure:
-    """Boxes at ``(x, y)`` holding a name and a shape, joined by labelled arrows; ``wide`` boxes are wider."""
-    fig, ax = plt.subplots(figsize=size, layout="constrained")
-    half_h = 0.32
-    widths = {name: 1.45 if name in wide else 0.95 for name in nodes}
+    """Boxes at ``(x, y)`` holding a name and a shape, joined by labelled arrows.
+
+    Every box is sized to its text. An arrow leaves the side of its source box
+    that faces the target: right or left when the target lies beside it,
+    bottom or top when the target lies straight below or above. A label sits
+    above a horizontal or slanting arrow and to the right of a vertical one.
+    ``extent`` (x0, x1, y0, y1) fixes the data coordinates of the whole
+    figure; without it they are fitted around the boxes.
+    """
     fills = {"input": "#FFFFFF", "proj": "#CDE7F7", "score": "#FCE3BF", "out": "#C2EBDD"}
-    for name, (x, y, text, kind) in nodes.items():
-        half_w = widths[name]
+    if extent is None:
+        xs = [x for x, *_ in nodes.values()]
+        ys = [y for _, y, *_ in nodes.values()]
+        extent = (min(xs) - 1.1, max(xs) + 1.6, min(ys) - 0.6, max(ys) + 0.6)
+    fig = plt.figure(figsize=size)
+    fig.patch.set_facecolor("white")
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.set_xlim(extent[0], extent[1])
+    ax.set_ylim(extent[2], extent[3])
+    ax.set_axis_off()
+    texts = {
+        name: ax.text(x, y, text, ha="center", va="center", multialignment="center", fontsize=box_fontsize, color="black", zorder=3)
+        for name, (x, y, text, _) in nodes.items()
+    }
+    renderer = fig.canvas.get_renderer()
+    to_data = ax.transData.inverted()
+    pad_x, pad_y = 0.12 * box_fontsize / 10, 0.08 * box_fontsize / 10  # inches around the text
+    boxes = {}
+    for name, (x, y, _, kind) in nodes.items():
+        (x0, y0), (x1, y1) = to_data.transform(texts[name].get_window_extent(renderer).get_points())
+        (px0, py0), (px1, py1) = to_data.transform([(0, 0), (pad_x * fig.dpi, pad_y * fig.dpi)])
+        half_w, half_h = (x1 - x0) / 2 + (px1 - px0), (y1 - y0) / 2 + (py1 - py0)
+        boxes[name] = (x, y, half_w, half_h)
         ax.add_patch(
             matplotlib.patches.FancyBboxPatch(
-                (x - half_w, y - half_h), 2 * half_w, 2 * half_h, boxstyle="round,pad=0.04", fc=fills[kind], ec="black", lw=1.2
+                (x - half_w, y - half_h), 2 * half_w, 2 * half_h, boxstyle="round,pad=0,rounding_size=0.08",
+                fc=fills[kind], ec="black", lw=1.2, zorder=2,
             )
         )
-        ax.text(x, y, text, ha="center", va="center", fontsize=10, color="black")
     for src, dst, label in edges:
-        x0, y0 = nodes[src][:2]
-        x1, y1 = nodes[dst][:2]
-        start, end = (x0 + widths[src], y0), (x1 - widths[dst], y1)
+        x0, y0, w0, h0 = boxes[src]
+        x1, y1, w1, h1 = boxes[dst]
+        vertical = abs(x1 - x0) < 1e-9
+        if vertical:
+            step = 1 if y1 > y0 else -1
+            start, end = (x0, y0 + step * h0), (x1, y1 - step * h1)
+        else:
+            step = 1 if x1 > x0 else -1
+            start, end = (x0 + step * w0, y0), (x1 - step * w1, y1)
         ax.annotate("", xy=end, xytext=start, arrowprops=dict(arrowstyle="-|>", color="black", lw=1.2, shrinkA=1, shrinkB=1))
-        mx, my = (start[0] + end[0]) / 2, (start[1] + end[1]) / 2
-        ax.text(mx, my + 0.06, label, ha="center", va="bottom", fontsize=8.5, color="black",
-                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9))
-    xs = [x for x, *_ in nodes.values()]
-    ys = [y for _, y, *_ in nodes.values()]
-    ax.set_xlim(min(xs) - 1.1, max(xs) + 1.6)
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
-    ax.set_axis_off()
+        if not label:
+            continue
+        mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
+        backing = dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.9)
+        style = dict(fontsize=label_fontsize, color="black", zorder=4, bbox=backing)
+        if vertical:  # beside a vertical arrow, above any other
+            ax.annotate(label, mid, xytext=(5, 0), textcoords="offset points", ha="left", va="center", **style)
+        else:
+            ax.annotate(label, mid, xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", **style)
     return fig
 
 
@@ -501,36 +545,66 @@ def _projections(
 def attention_data_flow(
     n: int | str = "n", d_model: int | str = "d_model", d_k: int | str = "d_k", d_v: int | str = "d_v", *, masked: bool = True
 ) -> Figure:
-    """The data flow of one attention head with the shape of every array on its box and arrow.
+    """The data flow of one attention head, in the book's notation, with the shape of every array.
 
     ``X`` is projected by ``W_Q``, ``W_K`` and ``W_V``; ``Q`` and ``K`` give the
-    scaled scores (plus the mask ``M`` when ``masked``), their row-wise softmax
-    is ``A``, and ``A V`` is the output. Dimensions are ints or names
-    (``"n"``, ``"d_model"``, ``"d_k"``, ``"d_v"``).
+    raw scores ``S = Q K^T``; dividing by ``sqrt(d_k)`` (and adding the mask
+    ``M`` when ``masked``) gives the logits ``Z``; their row-wise softmax is
+    ``A``, and ``A V`` is the output ``O``. The raw scores, the logits, the
+    weights and the output run down the right-hand column. Dimensions are
+    ints or names (``"n"``, ``"d_model"``, ``"d_k"``, ``"d_v"``).
+
+    The box text is 12 points, arrow labels 11 points, on a figure 6.98
+    inches (670 CSS pixels) wide: a page shows an SVG at that natural size
+    when its column is wide enough (at 1280 pixels it is), where 12 points are
+    16 pixels, the size of the book's body text. :func:`as_svg` turns the
+    figure into that vector image.
+
+    Raises
+    ------
+    ValueError
+        If a dimension is neither a positive int nor a name, or ``masked`` is
+        not a bool.
 
     Examples
     --------
     >>> fig = attention_data_flow(3, 2, 2, 2)
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
-    >>> "$A = \\\\mathrm{softmax}(S)$ by rows\\n$3 \\\\times 3$" in texts and "$V$: $3 \\\\times 2$" in texts
+    >>> "$S = QK^\\\\top$\\n$3 \\\\times 3$" in texts and "$Z = S/\\\\sqrt{d_k} + M$\\n$3 \\\\times 3$" in texts
+    True
+    >>> "$A = \\\\mathrm{softmax}(Z)$\\n$3 \\\\times 3$" in texts
     True
     >>> plt.close(fig)
     """
+    masked = as_flag("masked", masked)
     mask = " + M" if masked else ""
-    nodes, edges = _projections(n, d_model, d_k, d_v)
-    nodes |= {
-        "S": (6.0, 1.5, f"$S = QK^\\top/\\sqrt{{d_k}}{mask}$\n{_shape(n, n)}", "score"),
-        "A": (9.0, 1.5, f"$A = \\mathrm{{softmax}}(S)$ by rows\n{_shape(n, n)}", "score"),
-        "O": (12.0, 0.75, f"output $O = AV$\n{_shape(n, d_v)}", "out"),
+    rows = (3.35, 2.4, 1.45, 0.5)  # the Q and S row, K and Z, A, V and O
+    nodes = {
+        "X": (0.6, (rows[0] + rows[3]) / 2, f"input $X$\n{_shape(n, d_model)}", "input"),
+        "Q": (2.35, rows[0], f"$Q = XW_Q$\n{_shape(n, d_k)}", "proj"),
+        "K": (2.35, rows[1], f"$K = XW_K$\n{_shape(n, d_k)}", "proj"),
+        "V": (2.35, rows[3], f"$V = XW_V$\n{_shape(n, d_v)}", "proj"),
+        "S": (4.5, rows[0], f"$S = QK^\\top$\n{_shape(n, n)}", "score"),
+        "Z": (4.5, rows[1], f"$Z = S/\\sqrt{{d_k}}{mask}$\n{_shape(n, n)}", "score"),
+        "A": (4.5, rows[2], f"$A = \\mathrm{{softmax}}(Z)$\n{_shape(n, n)}", "score"),
+        "O": (4.5, rows[3], f"output $O = AV$\n{_shape(n, d_v)}", "out"),
     }
-    edges += [
-        ("Q", "S", f"$Q$: {_shape(n, d_k)}"),
-        ("K", "S", f"$K^\\top$: {_shape(d_k, n)}"),
-        ("S", "A", f"$S$: {_shape(n, n)}"),
-        ("A", "O", f"$A$: {_shape(n, n)}"),
-        ("V", "O", f"$V$: {_shape(n, d_v)}"),
+    edges = [
+        ("X", "Q", "$\\cdot W_Q$"),
+        ("X", "K", "$\\cdot W_K$"),
+        ("X", "V", "$\\cdot W_V$"),
+        ("Q", "S", "$Q$"),
+        ("K", "S", "$K^\\top$"),
+        ("S", "Z", "$\\div\\sqrt{d_k}$" + (", $+\\,M$" if masked else "")),
+        ("Z", "A", "softmax, row by row"),
+        ("A", "O", "$A$"),
+        ("V", "O", "$V$"),
     ]
-    return _flow_diagram(nodes, edges, (13.5, 4.2))
+    # laid out in a 6.4 x 3.85 grid and drawn 12/11 times larger, so that 12-point text fits its boxes as 11-point text would
+    grow = 12 / 11
+    return _flow_diagram(
+        nodes, edges, (6.4 * grow, 3.85 * grow), box_fontsize=12, label_fontsize=11, extent=(0.0, 6.4, 0.0, 3.85)
+    )
 
 
 def multi_head_data_flow(
@@ -545,13 +619,15 @@ def multi_head_data_flow(
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
     >>> "$\\\\cdot W_O$: $512 \\\\times 512$" in texts and "concat(head$_1$, ..., head$_H$)\\n$3 \\\\times 512$" in texts
     True
+    >>> "each head$_u$ = Attention($Q^{(u)}, K^{(u)}, V^{(u)}$)\\n$3 \\\\times 64$" in texts
+    True
     >>> plt.close(fig)
     """
     width_qk, width_v = _product(h, d_k), _product(h, d_v)
     nodes, edges = _projections(n, d_model, width_qk, width_v)
     nodes |= {
         "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$H$'} heads", "proj"),
-        "heads": (10.6, 1.0, f"head$_u$ = Attention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(h, n, d_v)}", "score"),
+        "heads": (10.6, 1.0, f"each head$_u$ = Attention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(n, d_v)}", "score"),
         "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
         "out": (19.0, 1.0, f"output\n{_shape(n, d_model)}", "out"),
     }
@@ -563,8 +639,62 @@ def multi_head_data_flow(
         ("heads", "concat", f"{_shape(h, n, d_v)}"),
         ("concat", "out", f"$\\cdot W_O$: {_shape(width_v, d_model)}"),
     ]
-    return _flow_diagram(nodes, edges, (18, 4.2), wide=("heads", "concat"))
+    return _flow_diagram(nodes, edges, (18, 4.2))
 
+
+
+@dataclass(frozen=True)
+class SvgImage:
+    """A figure drawn as SVG: Jupyter, and the book built from it, show it as a vector image.
+
+    ``width_pt`` and ``height_pt`` are its size in points (1/72 inch) and
+    ``font_sizes_pt`` the sizes of the text drawn in it, smallest first, so a
+    test can tell how large the text appears at a given display width.
+    """
+
+    svg: str
+    width_pt: float
+    height_pt: float
+    font_sizes_pt: tuple[float, ...]
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+
+def as_svg(fig: Figure) -> SvgImage:
+    """Draw ``fig`` as SVG, with its text as outlines (it looks the same in every browser and in print), and close it.
+
+    The file holds no date, and its element ids are fixed, so the same figure
+    gives the same SVG every time.
+
+    Raises
+    ------
+    ValueError
+        If ``fig`` is not a matplotlib ``Figure``.
+
+    Examples
+    --------
+    >>> image = as_svg(attention_data_flow())
+    >>> image.svg.startswith("<?xml") and (image.width_pt, image.height_pt)
+    (502.690909, 302.4)
+    >>> min(image.font_sizes_pt), max(image.font_sizes_pt)
+    (11.0, 12.0)
+    >>> as_svg("figure")
+    Traceback (most recent call last):
+    ...
+    ValueError: fig must be a matplotlib Figure; got a str
+    """
+    if not isinstance(fig, Figure):
+        raise ValueError(f"fig must be a matplotlib Figure; got a {type(fig).__name__}")
+    sizes = sorted({float(t.get_fontsize()) for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text()})
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "attnlib"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    svg = buffer.getvalue()
+    size = re.search(r'<svg[^>]*width="([0-9.]+)pt"[^>]*height="([0-9.]+)pt"', svg)
+    width, height = (float(size.group(1)), float(size.group(2))) if size else (fig.get_figwidth() * 72, fig.get_figheight() * 72)
+    return SvgImage(svg, width, height, tuple(sizes))
 
 
 # --- chapter 15: which blocks of the score matrix exist ---------------------------------------

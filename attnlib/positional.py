@@ -112,15 +112,16 @@ def permutation_matrix(order: Sequence[int]) -> np.ndarray:
 
 
 def pair_rotation(angle: float) -> np.ndarray:
-    """The 2x2 matrix taking ``(sin a, cos a)`` to ``(sin(a + angle), cos(a + angle))``.
+    """The 2x2 rotation ``R`` with ``[sin(a + angle), cos(a + angle)] = [sin a, cos a] R^T`` for every ``a``.
 
-    It is ``[[cos angle, sin angle], [-sin angle, cos angle]]``, a rotation
-    (acting on column vectors) whose entries depend on ``angle`` only.
+    It is ``[[cos angle, sin angle], [-sin angle, cos angle]]``, whose entries
+    depend on ``angle`` only. The pair is a row, as every token is in the
+    book, so ``R`` acts through its transpose from the right.
 
     Examples
     --------
     >>> R = pair_rotation(1.0)
-    >>> (R @ [np.sin(2.0), np.cos(2.0)]).round(4).tolist() == [round(np.sin(3.0), 4), round(np.cos(3.0), 4)]
+    >>> ([np.sin(2.0), np.cos(2.0)] @ R.T).round(4).tolist() == [round(np.sin(3.0), 4), round(np.cos(3.0), 4)]
     True
     """
     try:
@@ -134,13 +135,14 @@ def pair_rotation(angle: float) -> np.ndarray:
 
 
 def offset_rotation(k: int, d_model: int) -> np.ndarray:
-    """The ``(d_model, d_model)`` linear map ``M_k`` with ``PE(t + k) = M_k PE(t)`` for every ``t``.
+    """The ``(d_model, d_model)`` linear map ``M_k`` with ``PE(t + k) = PE(t) M_k^T`` for every ``t``.
 
     ``M_k`` is block diagonal: the block for sine/cosine pair ``i`` is
     :func:`pair_rotation` of ``w_i k``, where ``w_i`` is that pair's
     frequency. It depends on the offset ``k`` and not on the position ``t``.
-    ``PE(t)`` is a column vector here; for the row table ``PE`` of
-    :func:`sinusoidal_encoding` write ``PE[t + k] = PE[t] @ M_k.T``.
+    ``PE(t)`` is a row, as every token is in the book, so for the table
+    ``PE`` of :func:`sinusoidal_encoding` this reads ``PE[t + k] = PE[t] @ M_k.T``
+    (chapter 11 writes ``M_k`` as ``R_Delta``).
 
     Parameters
     ----------
@@ -184,14 +186,14 @@ class OffsetRotationProof:
     t, k, w:
         Sympy symbols: position, offset, frequency of the pair.
     pair:
-        ``[sin(w t), cos(w t)]`` as a column matrix.
+        ``[sin(w t), cos(w t)]`` as a row (a ``1 x 2`` matrix), as the book writes tokens.
     shifted:
         ``[sin(w (t + k)), cos(w (t + k))]``, written out with the
         angle-addition identities.
     rotation:
         ``R(w k) = [[cos(w k), sin(w k)], [-sin(w k), cos(w k)]]``.
     difference:
-        ``shifted - rotation * pair`` after simplification.
+        ``shifted - pair * rotation^T`` after simplification.
     holds:
         ``True`` when ``difference`` is the zero matrix.
     rotation_depends_on_t:
@@ -213,10 +215,10 @@ class OffsetRotationProof:
 
 
 def symbolic_offset_rotation() -> OffsetRotationProof:
-    """Prove with sympy that ``[sin w(t+k), cos w(t+k)] = R(w k) [sin wt, cos wt]``.
+    """Prove with sympy that ``[sin w(t+k), cos w(t+k)] = [sin wt, cos wt] R(w k)^T`` for rows.
 
     The shifted pair is expanded with the angle-addition identities
-    (``sympy.expand_trig``), the product ``R(w k) [sin wt, cos wt]`` is
+    (``sympy.expand_trig``), the product ``[sin wt, cos wt] R(w k)^T`` is
     subtracted, and the difference simplifies to zero for all symbols
     ``t``, ``k`` and ``w``. Since ``R`` contains no ``t``, one matrix moves
     every position forward by ``k``. The offset symbol prints as ``Delta``
@@ -228,15 +230,15 @@ def symbolic_offset_rotation() -> OffsetRotationProof:
     >>> proof.holds, proof.rotation_depends_on_t, proof.rotation_is_orthogonal
     (True, False, True)
     >>> proof.difference.tolist()
-    [[0], [0]]
+    [[0, 0]]
     """
     t, k, w = sympy.symbols("t Delta omega", real=True)  # the offset prints as the book's Delta
-    pair = sympy.Matrix([sympy.sin(w * t), sympy.cos(w * t)])
-    shifted = sympy.Matrix([sympy.sin(w * (t + k)), sympy.cos(w * (t + k))]).applyfunc(
+    pair = sympy.Matrix([[sympy.sin(w * t), sympy.cos(w * t)]])  # a row, like every token in the book
+    shifted = sympy.Matrix([[sympy.sin(w * (t + k)), sympy.cos(w * (t + k))]]).applyfunc(
         lambda e: sympy.expand_trig(sympy.expand(e))
     )
     rotation = sympy.Matrix([[sympy.cos(w * k), sympy.sin(w * k)], [-sympy.sin(w * k), sympy.cos(w * k)]])
-    difference = (shifted - rotation * pair).applyfunc(sympy.simplify)
+    difference = (shifted - pair * rotation.T).applyfunc(sympy.simplify)
     orthogonal = (rotation.T * rotation).applyfunc(sympy.simplify) == sympy.eye(2)
     return OffsetRotationProof(
         t=t,

@@ -88,15 +88,15 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
     --------
     >>> steps = dot_product_variance_steps(concrete_dims=())
     >>> [str(s.value) for s in steps]
-    ['0', '0', '1', '1', '1', '0', 'd_k', 'a**2*d_k', '1']
+    ['0', '0', '1', '1', '1', '0', 'd_k', 'beta**2*d_k', '1']
     """
     q = stats.Normal("q_r", 0, 1)
     k = stats.Normal("k_r", 0, 1)
-    q2 = stats.Normal("q_s", 0, 1)
-    k2 = stats.Normal("k_s", 0, 1)
+    q2 = stats.Normal("q_{r'}", 0, 1)  # a second coordinate r' != r, as in chapter 5
+    k2 = stats.Normal("k_{r'}", 0, 1)
     r = sp.Symbol("r", integer=True, positive=True)
     d_k = sp.Symbol("d_k", integer=True, positive=True)
-    a = sp.Symbol("a", positive=True)
+    beta = sp.Symbol("beta", positive=True)  # the constant factor, chapter 5's beta
     Ex, Var, Cov = sp.Function("E"), sp.Function("Var"), sp.Function("Cov")
     qs, ks = sp.Symbol("q_r"), sp.Symbol("k_r")
 
@@ -109,7 +109,7 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
         DerivationStep("variance of one product term: E[(q_r k_r)^2] - (E[q_r k_r])^2", Var(qs * ks), var_term),
         DerivationStep(
             "different terms are uncorrelated, so their variances add",
-            Cov(qs * ks, sp.Symbol("q_s") * sp.Symbol("k_s")),
+            Cov(qs * ks, sp.Symbol("q_{r'}") * sp.Symbol("k_{r'}")),
             stats.covariance(q * k, q2 * k2),
         ),
     ]
@@ -130,18 +130,18 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
             sp.Sum(var_term, (r, 1, d_k)).doit(),
         )
     )
-    # the scaling rule, applied to the whole sum: sympy.stats computes Var(a X) / Var(X) for a
+    # the scaling rule, applied to the whole sum: sympy.stats computes Var(beta Y) / Var(Y) for a
     # two-term dot product X, and that factor multiplies the variance d_k of the sum
     q_pair = [stats.Normal(f"q_{i}", 0, 1) for i in (1, 2)]
     k_pair = [stats.Normal(f"k_{i}", 0, 1) for i in (1, 2)]
     two_terms = sp.Add(*[x * y for x, y in zip(q_pair, k_pair)])
-    factor = sp.simplify(stats.variance(a * two_terms) / stats.variance(two_terms))
+    factor = sp.simplify(stats.variance(beta * two_terms) / stats.variance(two_terms))
     dot = sp.Symbol(r"\mathbf{q}\mathbf{k}^\top")
     sum_variance = sp.Sum(var_term, (r, 1, d_k)).doit()
     steps.append(
-        DerivationStep("scaling rule Var(aX) = a^2 Var(X), applied to the whole sum X = q k^T", Var(a * dot), factor * sum_variance)
+        DerivationStep("scaling rule Var(β Y) = β^2 Var(Y), applied to the whole sum Y = q k^T", Var(beta * dot), factor * sum_variance)
     )
-    scaled = factor.subs(a, 1 / sp.sqrt(d_k)) * sum_variance
+    scaled = factor.subs(beta, 1 / sp.sqrt(d_k)) * sum_variance
     steps.append(
         DerivationStep(
             "so dividing by sqrt(d_k) brings the variance back to 1",

@@ -68,13 +68,20 @@ PRINTED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
 def prose_numbers(markdown: str) -> set[str]:
     """Decimals with two or more places and thousands-grouped integers in a Markdown text.
 
-    Link targets, inline code and raw HTML style blocks are skipped: they name files,
-    calls and layout, not results.
+    Link targets, inline code, fenced code and raw HTML style blocks are skipped: they name
+    files, calls and layout, not results. A directive fenced with backticks, such as a
+    "Departure from the source post" box, is prose: its text is read.
 
     >>> sorted(prose_numbers("weights $[0.4555, 0.2246]$, $1{,}048{,}576$ and 20,000 draws; `f(0.25)`"))
     ['0.2246', '0.4555', '1,048,576', '20,000']
+    >>> sorted(prose_numbers("```{admonition} Departure\\n:class: departure\\n\\nThe post {cite:p}`k` says $0.4556$.\\n```\\n"
+    ...                      "```python\\nx = 0.125\\n```"))
+    ['0.4556']
     """
     text = re.sub(r"<style>.*?</style>", " ", markdown, flags=re.S)
+    # a directive's fences and options go, its text stays; then any other fenced block is code and goes
+    text = re.sub(r"^(`{3,})\{[^}]*\}[^\n]*\n((?::[\w-]+:[^\n]*\n)*)(.*?)^\1[ \t]*$", r"\3", text, flags=re.S | re.M)
+    text = re.sub(r"^(`{3,})[^\n]*\n.*?^\1[ \t]*$", " ", text, flags=re.S | re.M)
     text = re.sub(r"`[^`]*`", " ", text)
     text = re.sub(r"\]\([^)]*\)", "]", text)
     found = set(DECIMAL.findall(text))

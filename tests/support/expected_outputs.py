@@ -43,6 +43,9 @@ EXPECTED: dict[str, list[str]] = {
         "A_13 * v_3 = 0.319866 * [0.5 0.5] = [0.1599 0.1599]",
         "sum over j:           [0.6155 0.3845]",
         "o_1 from A V:         [0.6155 0.3845]",
+        # the printed terms add up to one unit less than the printed sum (the referee's item 15)
+        "first coordinates as printed, added: 0.4555 + 0.0000 + 0.1599 = 0.6154",
+        "the same terms added unrounded: 0.615461",
         "[[0.5065 0.1863 0.3072]",
         "[[0.4555 0.2246 0.3199]",
     ],

@@ -103,10 +103,18 @@ def test_symbolic_proof_agrees_with_numbers():
     assert float(proof.bilinear.subs(subs)) == pytest.approx(xi @ wq @ wk.T @ xj)
 
 
+def test_weight_entries_are_not_named_like_queries_and_keys():
+    """Entries of W_Q and W_K are w^Q_rc and w^K_rc: q_21 would read as coordinate 1 of query 2 (chapter 2)."""
+    proof = C.symbolic_bilinear_regrouping(2, 1)
+    names = {s.name for s in proof.bilinear.free_symbols}
+    assert names == {"w^Q_11", "w^Q_21", "w^K_11", "w^K_21", "x_i1", "x_i2", "x_j1", "x_j2"}
+    assert "w^{Q}_{21}" in sp.latex(proof.bilinear)
+
+
 def test_two_digit_sizes_keep_symbol_names_unambiguous():
     proof = C.symbolic_bilinear_regrouping(11, 1)
     names = {s.name for s in proof.W_Q}
-    assert "q_11,1" in names and "q_1,1" in names
+    assert "w^Q_11,1" in names and "w^Q_1,1" in names
     assert len(names) == 11
 
 

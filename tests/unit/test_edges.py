@@ -537,6 +537,7 @@ SPECS = [
     ("plots.path_length_heatmap", plots.path_length_heatmap, b_path_heatmap, 30, ()),
     ("plots.attention_data_flow", plots.attention_data_flow, b_ints("n", "d_model", "d_k", "d_v", high=600), 5, ()),
     ("plots.multi_head_data_flow", plots.multi_head_data_flow, b_ints("n", "d_model", "h", "d_k", "d_v", high=600), 5, ()),
+    ("plots.as_svg", plots.as_svg, lambda d: {"fig": plt.figure(figsize=(d(st.sampled_from([1, 2])), 1))}, 5, ()),
     ("compatibility.bilinear_parameter_counts", compatibility.bilinear_parameter_counts, b_ints("d_model", "d_k", high=10**30), 50, ()),
     ("paths.layer_comparison", paths.layer_comparison, b_layer_comparison, 50, ()),
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),

@@ -95,8 +95,9 @@ def test_symbolic_proof():
     # the proof is not vacuous: a wrong sign in R leaves a non-zero difference
     import sympy
 
+    assert proof.pair.shape == (1, 2) and proof.shifted.shape == (1, 2)  # rows, as the book writes PE(t)
     wrong = proof.rotation.T
-    assert not (proof.shifted - wrong * proof.pair).applyfunc(sympy.simplify).is_zero_matrix
+    assert not (proof.shifted - proof.pair * wrong.T).applyfunc(sympy.simplify).is_zero_matrix
     # substituting numbers gives back the numeric rotation
     R = np.array(proof.rotation.subs({proof.w: 0.1, proof.k: 5}).evalf(), dtype=float)
     np.testing.assert_allclose(R, pair_rotation(0.5))

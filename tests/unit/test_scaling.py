@@ -26,7 +26,11 @@ def test_derivation_reaches_d_k_and_one():
     assert steps[-1].value == 1
     assert any(v == d_k for v in values.values())
     assert values["check with d_k = 2 separate variables"] == 2
-    assert "a^{2}" in [s for s in steps if "scaling rule" in s.claim][0].latex()
+    # the constant is chapter 5's beta, and a second coordinate is r' (s is the decoder state, a the weight row)
+    rule = [s for s in steps if "scaling rule" in s.claim][0]
+    assert "\\beta^{2}" in rule.latex() and "Var(β Y) = β^2 Var(Y)" in rule.claim
+    covariance = [s for s in steps if "uncorrelated" in s.claim][0].latex()
+    assert "q_{r'}" in covariance and "q_{s}" not in covariance
     assert all(isinstance(s.latex(), str) and "=" in s.latex() for s in steps)
 
 

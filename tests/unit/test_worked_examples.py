@@ -475,8 +475,8 @@ def case_symbolic_bilinear_regrouping():
         f = {str(k): v for k, v in point.items()}
         a = np.array([[f["x_i1"], f["x_i2"]]])
         b = np.array([[f["x_j1"], f["x_j2"]]])
-        wq = np.array([[f["q_11"]], [f["q_21"]]])
-        wk = np.array([[f["k_11"]], [f["k_21"]]])
+        wq = np.array([[f["w^Q_11"]], [f["w^Q_21"]]])
+        wk = np.array([[f["w^K_11"]], [f["w^K_21"]]])
         return float((a @ (wq @ wk.T) @ b.T)[0, 0]) if which == "bilinear" else float(((a @ wq) @ (b @ wk).T)[0, 0])
 
     def names(prefix, shape):
@@ -485,8 +485,8 @@ def case_symbolic_bilinear_regrouping():
     return proof, {
         "x_i": names(["x_i1", "x_i2"], (1, 2)),
         "x_j": names(["x_j1", "x_j2"], (1, 2)),
-        "W_Q": names(["q_11", "q_21"], (2, 1)),
-        "W_K": names(["k_11", "k_21"], (2, 1)),
+        "W_Q": names(["w^Q_11", "w^Q_21"], (2, 1)),  # entry (r, c) of W_Q is w^Q_rc, never a query's q
+        "W_K": names(["w^K_11", "w^K_21"], (2, 1)),
         "bilinear": lambda e: at_random_points(e, symbols, lambda p: value(p, "bilinear")),
         "regrouped": lambda e: at_random_points(e, symbols, lambda p: value(p, "regrouped")),
         "difference": sp.Integer(0),
@@ -546,12 +546,13 @@ def case_symbolic_offset_rotation():
         "t": t,
         "k": k,
         "w": w,
-        "pair": matrix_at_points(lambda tv, kv, wv: np.array([[np.sin(wv * tv)], [np.cos(wv * tv)]])),
-        "shifted": matrix_at_points(lambda tv, kv, wv: np.array([[np.sin(wv * (tv + kv))], [np.cos(wv * (tv + kv))]])),
+        # rows, as the book writes position codes: [sin w(t+D), cos w(t+D)] = [sin wt, cos wt] R(wD)^T
+        "pair": matrix_at_points(lambda tv, kv, wv: np.array([[np.sin(wv * tv), np.cos(wv * tv)]])),
+        "shifted": matrix_at_points(lambda tv, kv, wv: np.array([[np.sin(wv * (tv + kv)), np.cos(wv * (tv + kv))]])),
         "rotation": matrix_at_points(
             lambda tv, kv, wv: np.array([[np.cos(wv * kv), np.sin(wv * kv)], [-np.sin(wv * kv), np.cos(wv * kv)]])
         ),
-        "difference": sp.zeros(2, 1),
+        "difference": sp.zeros(1, 2),
         "holds": True,
         "rotation_depends_on_t": False,
         "rotation_is_orthogonal": True,
@@ -581,8 +582,8 @@ def case_retrieval():
 
 
 def case_dot_product_variance_steps():
-    d_k, a = sp.Symbol("d_k", integer=True, positive=True), sp.Symbol("a", positive=True)
-    values = [0, 0, 1, 1, 1, 0, 2, 3, d_k, a**2 * d_k, 1]
+    d_k, beta = sp.Symbol("d_k", integer=True, positive=True), sp.Symbol("beta", positive=True)
+    values = [0, 0, 1, 1, 1, 0, 2, 3, d_k, beta**2 * d_k, 1]
     claims = [
         "each component has mean zero",
         "independence: the mean of a product is the product of the means",
@@ -593,7 +594,7 @@ def case_dot_product_variance_steps():
         "check with d_k = 2 separate variables",
         "check with d_k = 3 separate variables",
         "sum of d_k independent terms, each of variance 1",
-        "scaling rule Var(aX) = a^2 Var(X), applied to the whole sum X = q k^T",
+        "scaling rule Var(β Y) = β^2 Var(Y), applied to the whole sum Y = q k^T",
         "so dividing by sqrt(d_k) brings the variance back to 1",
     ]
     lhs = [
@@ -602,11 +603,11 @@ def case_dot_product_variance_steps():
         "E(q_r**2)",
         "E(k_r**2*q_r**2)",
         "Var(k_r*q_r)",
-        "Cov(k_r*q_r, k_s*q_s)",
+        "Cov(k_r*q_r, k_{r'}*q_{r'})",
         "Var(k_1*q_1 + k_2*q_2)",
         "Var(k_1*q_1 + k_2*q_2 + k_3*q_3)",
         "Var(Sum(k[r]*q[r], (r, 1, d_k)))",
-        "Var(\\mathbf{q}\\mathbf{k}^\\top*a)",
+        "Var(\\mathbf{q}\\mathbf{k}^\\top*beta)",
         "Var(\\mathbf{q}\\mathbf{k}^\\top/sqrt(d_k))",
     ]
 
