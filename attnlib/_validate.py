@@ -26,33 +26,52 @@ The rules, in one place:
 * **Sizes** (:func:`attnlib._memory.check_size`): an array that could not fit
   in memory is refused before it is allocated, with the number of bytes it
   would need.
+* **The scale** (:func:`as_scale`): what the scores are divided by, in one
+  vocabulary for every function and explorer: :data:`SQRT_D_K` (``sqrt(d_k)``,
+  the default), :data:`NO_SCALING` (1) or a positive number. The old spellings
+  ``True`` and ``False`` are aliases of the two words for one release (no warning).
+* **The mask** (:func:`as_mask`): one grammar for every function that takes a
+  mask: ``None``, :data:`CAUSAL`, a function ``allowed(i, j)``, a boolean matrix
+  (``True`` = may attend) or an additive one (0 = allowed, ``-inf`` = forbidden).
+  The old texts ``"causal"`` and ``"none"`` are aliases for one release (no warning).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "CAUSAL",
+    "MASK_FORMS",
+    "NO_SCALING",
+    "SCALE_FORMS",
+    "SQRT_D_K",
+    "Word",
     "as_array",
     "as_bool_matrix",
     "as_flag",
     "as_instance",
     "as_int",
     "as_int_sequence",
+    "as_mask",
     "as_matrix",
     "as_positive_int",
     "as_positive_real",
     "as_real",
     "as_rng",
+    "as_scale",
     "as_seed",
     "as_text",
+    "divisor_of",
     "finite_result",
+    "mask_tile",
     "quiet",
     "real_scalar",
+    "refuse_empty_rows",
     "to_ndarray",
 ]
 
@@ -95,8 +114,24 @@ def to_ndarray(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"{name} could not be read as an array ({type(exc).__name__}); got {_describe(value)}") from None
 
 
+def _holds_bool(value: Any) -> bool:
+    """Whether nested lists or tuples hold a boolean (Python's, numpy's, or a boolean array), which numpy turns into 1.0."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, (bool, np.bool_)) or (isinstance(item, np.ndarray) and item.dtype == bool):
+            return True
+    return False
+
+
 def _real_float_array(name: str, arr: np.ndarray, value: Any) -> np.ndarray:
     kind = arr.dtype.kind
+    if kind in "iuf" and isinstance(value, (list, tuple)) and _holds_bool(value):
+        raise ValueError(
+            f"{name} holds booleans mixed with numbers: {_describe(value)}; give numbers only (for a mask, use the mask argument)"
+        )
     if kind == "c":
         raise ValueError(f"{name} holds complex numbers (dtype {arr.dtype}); attnlib works with real numbers only")
     if kind == "b":
@@ -354,22 +389,28 @@ def finite_result(value: Any, what: str, inputs: str, *, allow_neg_inf: bool = F
     return value
 
 
-def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
-    """A mask as a boolean matrix of ``shape`` with True = may attend.
+def as_bool_matrix(name: str, value: Any, shape: tuple[int, int], *, allow_empty_rows: bool = False) -> np.ndarray:
+    """A mask given as a matrix, as a new boolean matrix of ``shape`` with True = may attend (see :func:`as_mask`).
 
-    Every query row must allow at least one key (otherwise its softmax is
-    undefined), so a row of all ``False`` raises :class:`ValueError`.
+    Accepts a boolean array, or an additive mask holding only 0 (allowed) and -inf (forbidden), the
+    form ``M`` of the source post. A 0/1 number array is refused: 0 would mean *allowed* additively
+    but *forbidden* as a flag, and guessing would be a silent bug. Every query row must allow at least
+    one key (otherwise its softmax is undefined) unless ``allow_empty_rows``.
 
-    Accepts a boolean array, or an additive mask holding only 0 (allowed)
-    and -inf (forbidden), the form ``M`` of the source post. A 0/1 number
-    array is refused: 0 would mean *allowed* additively but *forbidden* as
-    a flag, and guessing would be a silent bug.
+    Raises
+    ------
+    ValueError
+        ``value`` is not such a matrix (text, complex, ``numpy.ma``, a ragged list, numbers other
+        than 0 and ``-inf``), has another shape, or leaves a row with no key; the message names ``name``.
     """
     arr = to_ndarray(name, value)
     if arr.dtype == object and arr.size and all(isinstance(v, (bool, np.bool_)) for v in arr.flat):
         arr = arr.astype(bool)
     if arr.dtype != bool:
-        num = as_array(name, arr, 2, allow_neg_inf=True)
+        try:
+            num = as_array(name, arr, 2, allow_neg_inf=True)
+        except ValueError as exc:
+            raise ValueError(f"{exc} ({name} must be {MASK_FORMS})") from None
         if not np.all((num == 0.0) | np.isneginf(num)):
             raise ValueError(
                 f"{name} must be boolean (True = may attend) or additive (0 = allowed, -inf = forbidden); "
@@ -378,12 +419,8 @@ def as_bool_matrix(name: str, value: Any, shape: tuple[int, int]) -> np.ndarray:
         arr = num == 0.0
     if arr.ndim != 2 or arr.shape != tuple(shape):
         raise ValueError(f"{name} has shape {arr.shape} but the scores have shape {tuple(shape)} (queries x keys)")
-    empty = np.flatnonzero(~arr.any(axis=1))
-    if empty.size:
-        raise ValueError(
-            f"{name} (shape {arr.shape}) leaves query row {int(empty[0])} "
-            f"(0-based; rows {empty.tolist()}) with no key it may attend to; its softmax is undefined"
-        )
+    if not allow_empty_rows:
+        refuse_empty_rows(name, ~arr.any(axis=1), arr.shape)
     return arr.copy()
 
 
@@ -419,3 +456,224 @@ def as_instance(name: str, value: Any, cls: type | tuple[type, ...], what: str) 
     if not isinstance(value, cls):
         raise ValueError(f"{name} must be {what}, got {_describe(value)} ({type(value).__name__})")
     return value
+
+
+# --- the vocabulary: named values that several functions and the explorers take -------------------------------
+
+
+class Word:
+    """A named value of attnlib's vocabulary (:data:`SQRT_D_K`, :data:`NO_SCALING`, :data:`CAUSAL`).
+
+    It is shown by its public name, compared by identity, and stays the same object through
+    ``copy``, ``deepcopy`` and ``pickle``, so ``scale is NO_SCALING`` always works.
+
+    Examples
+    --------
+    >>> NO_SCALING, SQRT_D_K
+    (attnlib.NO_SCALING, attnlib.SQRT_D_K)
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"attnlib.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name  # pickled by name: unpickling gives this module's object again
+
+    def __copy__(self) -> Word:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Word:
+        return self
+
+
+class _Causal(Word):
+    """:data:`CAUSAL`: a mask function too, ``CAUSAL(i, j) = j <= i``."""
+
+    __slots__ = ()
+
+    def __call__(self, i: Any, j: Any) -> np.ndarray:
+        return np.asarray(j) <= np.asarray(i)
+
+
+#: ``scale=SQRT_D_K``: divide the scores by ``sqrt(d_k)`` (the default everywhere).
+SQRT_D_K = Word("SQRT_D_K")
+#: ``scale=NO_SCALING``: do not divide the scores (divide by 1).
+NO_SCALING = Word("NO_SCALING")
+#: ``mask=CAUSAL``: query ``i`` may attend to key ``j`` when ``j <= i``; the tiled functions skip the tiles it forbids.
+CAUSAL = _Causal("CAUSAL")
+
+#: What ``scale`` may be (the text of every refusal).
+SCALE_FORMS = "attnlib.SQRT_D_K (divide by sqrt(d_k)), attnlib.NO_SCALING or a positive number to divide by"
+#: What ``mask`` may be (the text of every refusal).
+MASK_FORMS = (
+    "None, attnlib.CAUSAL, a function allowed(i, j) returning booleans, or a boolean (n_q, n_k) matrix "
+    "(True = may attend) or an additive one (0 = allowed, -inf = forbidden)"
+)
+
+
+def as_scale(name: str, value: Any, number: Callable[[str, Any], Any] | None = None) -> Any:
+    """The scale in attnlib's one vocabulary: :data:`SQRT_D_K`, :data:`NO_SCALING` or a positive number.
+
+    ``True`` and ``False``, the old spellings, are aliases of :data:`SQRT_D_K` and :data:`NO_SCALING`
+    (kept for one release, without a warning). A number is read by ``number`` (default: a finite
+    float above 0; :mod:`attnlib.exact` reads sympy numbers).
+
+    Raises
+    ------
+    ValueError
+        ``value`` is none of these (``None``, a string, a complex number, 0, a negative or a
+        non-finite number, a container), naming ``name``.
+
+    Examples
+    --------
+    >>> as_scale("scale", True), as_scale("scale", NO_SCALING), as_scale("scale", 2)
+    (attnlib.SQRT_D_K, attnlib.NO_SCALING, 2.0)
+    >>> as_scale("scale", "none")
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be attnlib.SQRT_D_K (divide by sqrt(d_k)), attnlib.NO_SCALING or a positive number to divide by; got 'none'
+    """
+    if value is SQRT_D_K or value is NO_SCALING:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return SQRT_D_K if value else NO_SCALING
+    if number is not None:
+        try:
+            return number(name, value)
+        except ValueError:
+            raise ValueError(f"{name} must be {SCALE_FORMS}; got {_describe(value)}") from None
+    found = real_scalar(value)
+    if found is None or not (math.isfinite(found) and found > 0):
+        raise ValueError(f"{name} must be {SCALE_FORMS}; got {_describe(value)}")
+    return found
+
+
+def divisor_of(scale: Any, d_k: int) -> float:
+    """What the scores are divided by for a checked ``scale`` (:func:`as_scale`) and the width ``d_k``.
+
+    Examples
+    --------
+    >>> divisor_of(SQRT_D_K, 4), divisor_of(NO_SCALING, 4), divisor_of(3.0, 4)
+    (2.0, 1.0, 3.0)
+    """
+    if scale is SQRT_D_K:
+        return math.sqrt(d_k)
+    if scale is NO_SCALING:
+        return 1.0
+    return float(scale)
+
+
+def refuse_empty_rows(name: str, empty: np.ndarray, shape: tuple[int, int]) -> None:
+    """Raise the one error for query rows that may attend to no key (``empty``: a boolean per row).
+
+    Raises
+    ------
+    ValueError
+        Some row is empty: its softmax is undefined. The message names ``name`` and the rows.
+    """
+    rows = np.flatnonzero(empty)
+    if rows.size:
+        listed = rows[:20].tolist()
+        more = f" and {rows.size - 20} more" if rows.size > 20 else ""
+        raise ValueError(
+            f"{name} (shape {tuple(shape)}) leaves query row {int(rows[0])} "
+            f"(0-based; rows {listed}{more}) with no key it may attend to; its softmax is undefined"
+        )
+
+
+def mask_tile(name: str, mask: Callable[..., Any], rows: tuple[int, int], keys: tuple[int, int]) -> np.ndarray | None:
+    """The allowed pattern of a mask function on the query rows ``rows`` and key columns ``keys`` (``(start, stop)``).
+
+    :data:`CAUSAL` is computed here (``None`` when the tile is all allowed); any other function is
+    called as ``mask(i, j)`` with ``i`` a column of row indices (shape ``(rows, 1)``) and ``j`` a row
+    of key indices (shape ``(1, keys)``), and must return booleans that broadcast to the tile.
+
+    Raises
+    ------
+    ValueError
+        The function raised, returned something that is not booleans, or a shape that does not
+        broadcast to the tile; the message names ``name``.
+
+    Examples
+    --------
+    >>> mask_tile("mask", CAUSAL, (0, 2), (0, 3)).tolist()
+    [[True, False, False], [True, True, False]]
+    >>> mask_tile("mask", CAUSAL, (3, 5), (0, 3)) is None
+    True
+    """
+    (r0, r1), (c0, c1) = rows, keys
+    if mask is CAUSAL and c1 - 1 <= r0:
+        return None
+    i = np.arange(r0, r1)[:, None]
+    j = np.arange(c0, c1)[None, :]
+    if mask is CAUSAL:
+        return j <= i
+    try:
+        with quiet():
+            got = np.asarray(mask(i, j))
+    except Exception as exc:  # noqa: BLE001 - the caller's function: whatever it raised is named
+        raise ValueError(f"{name}(i, j) raised {type(exc).__name__}: {exc} (i is a column of row indices, j a row of key indices)") from exc
+    if got.dtype != bool:
+        raise ValueError(f"{name}(i, j) must return booleans (True = may attend); got dtype {got.dtype}")
+    try:
+        return np.broadcast_to(got, (r1 - r0, c1 - c0))
+    except ValueError:
+        raise ValueError(
+            f"{name}(i, j) returned shape {got.shape}, which does not broadcast to the tile's {(r1 - r0, c1 - c0)} "
+            "(i has shape (rows, 1), j has shape (1, keys))"
+        ) from None
+
+
+def as_mask(name: str, value: Any, shape: tuple[int, int], *, lazy: bool = False, allow_empty_rows: bool = False) -> Any:
+    """A mask in attnlib's one grammar, for scores of ``shape`` (queries x keys).
+
+    The forms: ``None`` (every query may attend to every key); :data:`CAUSAL` (key ``j`` when
+    ``j <= i``); a function ``allowed(i, j)`` (see :func:`mask_tile`); a boolean matrix of ``shape``
+    (``True`` = may attend); an additive matrix of 0 (allowed) and ``-inf`` (forbidden), the ``M`` of
+    the source post. A 0/1 number matrix is refused: 0 would mean *allowed* additively but
+    *forbidden* as a flag. The texts ``"causal"`` and ``"none"``, old spellings, are aliases of
+    :data:`CAUSAL` and ``None`` for one release (no warning).
+
+    Returns ``None`` for no mask, else a new boolean matrix of ``shape``; with ``lazy=True``,
+    :data:`CAUSAL` and a function are returned as they are (the tiled functions evaluate them tile
+    by tile with :func:`mask_tile`, and check the empty rows as they go). A row that may attend to no
+    key is refused unless ``allow_empty_rows`` (the explorers show a message for it instead).
+
+    Raises
+    ------
+    ValueError
+        ``value`` is none of the forms, has the wrong shape, a function misbehaves, or a row may
+        attend to no key; the message names ``name``.
+
+    Examples
+    --------
+    >>> as_mask("mask", CAUSAL, (2, 3)).tolist()
+    [[True, False, False], [True, True, False]]
+    >>> as_mask("mask", [[0.0, -np.inf]], (1, 2)).tolist()
+    [[True, False]]
+    >>> as_mask("mask", lambda i, j: j != 1, (1, 2)).tolist()
+    [[True, False]]
+    """
+    if isinstance(value, str):
+        if value not in ("causal", "none"):
+            raise ValueError(f"{name} must be {MASK_FORMS}; got the text {_describe(value)}")
+        value = CAUSAL if value == "causal" else None
+    if value is None:
+        return None
+    n_q, n_k = shape
+    if callable(value) and not isinstance(value, np.ndarray):
+        if lazy:
+            return value
+        from ._memory import check_size
+
+        check_size(f"the mask of {n_q} queries x {n_k} keys, a boolean matrix,", n_q * n_k, 1)
+        allowed = np.array(mask_tile(name, value, (0, n_q), (0, n_k)) if n_q and n_k else np.ones(shape, bool))
+        if not allow_empty_rows:
+            refuse_empty_rows(name, ~allowed.any(axis=1), shape)
+        return allowed
+    return as_bool_matrix(name, value, shape, allow_empty_rows=allow_empty_rows)

@@ -28,7 +28,20 @@ import numpy as np
 
 from ._lazy import lazy_module
 from ._threads import one_blas_thread
-from ._validate import as_array, as_bool_matrix, as_flag, as_int, as_matrix, as_positive_int, finite_result, quiet
+from ._validate import (
+    CAUSAL,
+    SQRT_D_K,
+    as_array,
+    as_flag,
+    as_int,
+    as_mask,
+    as_matrix,
+    as_positive_int,
+    finite_result,
+    mask_tile,
+    quiet,
+    refuse_empty_rows,
+)
 from .backward import AttentionGradients
 from .core import _check_qk, scale_divisor
 
@@ -345,46 +358,14 @@ def _finite_block(arr: np.ndarray, what: str, inputs: str) -> np.ndarray:
     return arr
 
 
-MaskFunction = Callable[[np.ndarray, np.ndarray], Any]
-
-
-def _mask_for_blocks(mask: Any, shape: tuple[int, int]) -> tuple[str, Any]:
-    """Sort the mask argument into ("none" | "causal" | "array" | "function", payload)."""
+def _allowed_in_block(mask: Any, block: KeyBlock) -> np.ndarray | None:
+    """The boolean ``allowed`` pattern of one block of a mask checked by ``as_mask(..., lazy=True)``, or None when all is allowed."""
     if mask is None:
-        return "none", None
-    if isinstance(mask, str):
-        if mask != "causal":
-            raise ValueError(f"mask given as text must be 'causal'; got {mask!r}")
-        return "causal", None
-    if callable(mask):
-        return "function", mask
-    return "array", as_bool_matrix("mask", mask, shape)
-
-
-def _allowed_in_block(kind: str, payload: Any, block: KeyBlock) -> np.ndarray | None:
-    """The boolean ``allowed`` pattern of one block, or None when everything is allowed."""
-    (r0, r1), (c0, c1) = block.rows, block.keys
-    if kind == "none" or (kind == "causal" and c1 - 1 <= r0):
         return None
-    rows = np.arange(r0, r1)[:, None]
-    cols = np.arange(c0, c1)[None, :]
-    if kind == "causal":
-        return cols <= rows
-    if kind == "array":
-        return payload[r0:r1, c0:c1]
-    try:
-        got = np.asarray(payload(rows, cols))
-    except Exception as exc:
-        raise ValueError(f"mask(i, j) raised {type(exc).__name__}: {exc} (i is a column of row indices, j a row of key indices)") from exc
-    if got.dtype != bool:
-        raise ValueError(f"mask(i, j) must return booleans (True = may attend); got dtype {got.dtype}")
-    try:
-        return np.broadcast_to(got, block.shape)
-    except ValueError:
-        raise ValueError(
-            f"mask(i, j) returned shape {got.shape}, which does not broadcast to the block's {block.shape} "
-            "(i has shape (rows, 1), j has shape (1, keys))"
-        ) from None
+    if isinstance(mask, np.ndarray):
+        (r0, r1), (c0, c1) = block.rows, block.keys
+        return mask[r0:r1, c0:c1]
+    return mask_tile("mask", mask, block.rows, block.keys)
 
 
 def chunked_attention(
@@ -393,7 +374,7 @@ def chunked_attention(
     V: Any,
     block_size: int = 128,
     mask: Any = None,
-    scale: bool | float = True,
+    scale: Any = SQRT_D_K,
     return_lse: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention computed block by block, never holding the ``n_q x n_k`` scores.
@@ -413,11 +394,12 @@ def chunked_attention(
         How many keys (and values) each step processes; the last block is
         shorter when it does not divide ``n_k``.
     mask:
-        One of
+        One of the forms every mask of attnlib takes:
 
         * ``None``: every query may attend to every key;
-        * ``"causal"``: query ``i`` may attend to key ``j`` when ``j <= i``.
-          No ``n x n`` array is made, and blocks a row cannot see are skipped;
+        * :data:`attnlib.CAUSAL`: query ``i`` may attend to key ``j`` when ``j <= i``.
+          No ``n x n`` array is made, and blocks a row cannot see are skipped
+          (the text ``"causal"`` is its old spelling, an alias for one release);
         * a function ``allowed(i, j)`` called once per block with ``i`` a column
           of query indices (shape ``(rows, 1)``) and ``j`` a row of key indices
           (shape ``(1, keys)``), returning booleans that broadcast to
@@ -429,8 +411,8 @@ def chunked_attention(
         A query row that may attend to no key raises the same
         :class:`ValueError` as :func:`attnlib.core.attention`.
     scale:
-        ``True`` divides by ``sqrt(d_k)``, ``False`` does not scale, a positive
-        number divides by that number.
+        :data:`attnlib.SQRT_D_K` divides by ``sqrt(d_k)``, :data:`attnlib.NO_SCALING`
+        does not scale, a positive number divides by that number.
     return_lse:
         Also return each row's log-sum-exp ``log(sum_j exp(s_ij))`` of the
         scaled, masked scores, which is ``m + log(l)`` and what a backward
@@ -448,7 +430,7 @@ def chunked_attention(
     >>> X = running_example()
     >>> chunked_attention(X, X, X, block_size=2).round(4).tolist()
     [[0.6155, 0.3845], [0.3845, 0.6155], [0.5, 0.5]]
-    >>> bool(np.allclose(chunked_attention(X, X, X, block_size=1, mask="causal"),
+    >>> bool(np.allclose(chunked_attention(X, X, X, block_size=1, mask=CAUSAL),
     ...                  attention(X, X, X, mask=np.tril(np.ones((3, 3), bool))).output))
     True
     >>> out, lse = chunked_attention(X, X, X, return_lse=True)
@@ -465,13 +447,13 @@ def chunked_attention(
     return_lse = as_flag("return_lse", return_lse)
     divisor = scale_divisor(q.shape[1], scale)
     n_q, n_k = q.shape[0], k.shape[0]
-    kind, payload = _mask_for_blocks(mask, (n_q, n_k))
+    mask = as_mask("mask", mask, (n_q, n_k), lazy=True)
     m = np.full(n_q, -np.inf)
     l = np.zeros(n_q)
     # the running output is kept normalised (acc / l), a weighted mean of values, so it never exceeds
     # the largest value: attention's output of finite values is finite, and so is this one
     out = np.zeros((n_q, v.shape[1]))
-    for block in key_blocks(n_q, n_k, block_size, causal=kind == "causal"):
+    for block in key_blocks(n_q, n_k, block_size, causal=mask is CAUSAL):
         (r0, r1), (c0, c1) = block.rows, block.keys
         with quiet():
             # the same overflow checks (and messages) as attnlib.core.attention, made before the mask is
@@ -481,7 +463,7 @@ def chunked_attention(
             # the two n x block strips that cost.blocked_working_set_bytes (and Exercise 15.3) count
             s = raw / divisor
             _finite_block(s, f"the scores divided by the scale {divisor:g}", "Q and K (and the scale)")
-            allowed = _allowed_in_block(kind, payload, block)
+            allowed = _allowed_in_block(mask, block)
             if allowed is not None:
                 np.copyto(s, -np.inf, where=~allowed)
             l_old = l[r0:r1].copy()
@@ -495,10 +477,7 @@ def chunked_attention(
             o += s @ v[c0:c1]
             _finite_block(o, "the output softmax(scores) @ V", "V")
         del raw, s
-    empty = np.isneginf(m)
-    if empty.any():
-        # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
-        as_bool_matrix("mask", np.broadcast_to(~empty[:, None], (n_q, n_k)), (n_q, n_k))
+    refuse_empty_rows("mask", np.isneginf(m), (n_q, n_k))  # the same error as attention's
     if return_lse:
         return out, m + np.log(l)
     return out
@@ -665,21 +644,41 @@ def _contiguous(buffer: np.ndarray, rows: int, cols: int) -> np.ndarray:
     return buffer[: rows * cols].reshape(rows, cols)
 
 
-def _score_guard(q: np.ndarray, k: np.ndarray, divisor: float) -> bool:
-    """Whether a tile of ``q k^T / divisor`` may overflow: False when ``d max|q| max|k| / divisor`` bounds every score safely.
+def _score_guard(q: np.ndarray, k: np.ndarray, divisor: float, prescaled: bool) -> bool:
+    """Whether a tile of scores may overflow: False when ``d max|q| max|k|`` (divided by the scale) bounds every score safely.
 
     Every partial sum of a dot product is at most that bound, so when it is below a quarter of the
-    format's largest number no score can overflow and the per-tile checks are skipped.
+    format's largest number no score can overflow and the per-tile checks are skipped. Without
+    prescaling (a scale so small that ``Q / scale`` would overflow) both ``Q K^T`` and its quotient
+    by the scale must stay below it.
     """
     with quiet():
-        bound = float(q.shape[1]) * (_largest_magnitude(q) / divisor) * _largest_magnitude(k)
+        raw = float(q.shape[1]) * _largest_magnitude(q) * _largest_magnitude(k)
+        bound = raw / divisor if prescaled else max(raw, raw / divisor)
     return not bound < float(np.finfo(q.dtype).max) / 4
 
 
-def _check_tile(s: np.ndarray, divisor: float) -> None:
-    """The overflow error of attention for a tile of scaled scores, raised before any mask is applied."""
-    if not (np.isfinite(s.min()) and np.isfinite(s.max())):
-        finite_result(s, f"the scores Q K^T divided by the scale {divisor:g}", "Q and K (and the scale)")
+def _prescaled(q: np.ndarray, divisor: float) -> bool:
+    """Whether the queries can be divided by the scale before the product (``Q / c`` stays finite).
+
+    That saves one pass over every tile of scores; a scale so small that ``Q / c`` overflows where
+    ``(Q K^T) / c`` need not (``Q = 1e10``, ``K = 1e-300``, ``c = 1e-300``) takes attention's order instead.
+    """
+    with quiet():
+        return bool(np.isfinite(_largest_magnitude(q) / divisor))
+
+
+def _scores_of_tile(s: np.ndarray, divisor: float, prescaled: bool, guard: bool) -> None:
+    """Finish a tile of scores in place: the overflow errors of attention (raised before any mask is applied) and the scale."""
+    if prescaled:
+        if guard and not (np.isfinite(s.min()) and np.isfinite(s.max())):
+            finite_result(s, f"the scores Q K^T divided by the scale {divisor:g}", "Q and K (and the scale)")
+        return
+    if guard and not (np.isfinite(s.min()) and np.isfinite(s.max())):
+        finite_result(s, "the scores Q K^T", "Q and K")
+    np.divide(s, divisor, out=s)
+    if guard and not (np.isfinite(s.min()) and np.isfinite(s.max())):
+        finite_result(s, f"the scores divided by the scale {divisor:g}", "Q and K (and the scale)")
 
 
 def _value_shift(v: np.ndarray, n_keys: int) -> int:
@@ -697,12 +696,6 @@ def _value_shift(v: np.ndarray, n_keys: int) -> int:
 
 def _tile_sizes(query_tile: Any, key_tile: Any, n_q: int, n_k: int) -> tuple[int, int]:
     return min(as_positive_int("query_tile", query_tile), n_q), min(as_positive_int("key_tile", key_tile), n_k)
-
-
-def _raise_if_rows_see_nothing(empty: np.ndarray, n_q: int, n_k: int) -> None:
-    if empty.any():
-        # The same error as attention's, from the same check; the broadcast view costs no n x n memory.
-        as_bool_matrix("mask", np.broadcast_to(~empty[:, None], (n_q, n_k)), (n_q, n_k))
 
 
 def _run_workers(work: Callable[[Sequence[int]], Any], starts: list[int], workers: int) -> list[Any]:
@@ -733,7 +726,7 @@ def flash_attention(
     K: Any,
     V: Any,
     mask: Any = None,
-    scale: bool | float = True,
+    scale: Any = SQRT_D_K,
     return_lse: bool = False,
     *,
     query_tile: int = QUERY_TILE,
@@ -757,7 +750,7 @@ def flash_attention(
     ----------
     Q, K, V, mask, scale, return_lse:
         As in :func:`chunked_attention` (every mask form it takes: ``None``,
-        ``"causal"``, a function ``allowed(i, j)``, a boolean or additive
+        :data:`attnlib.CAUSAL`, a function ``allowed(i, j)``, a boolean or additive
         array). A query row that may attend to no key raises the same
         :class:`ValueError` as :func:`attnlib.core.attention`; an overflowing
         score raises an overflow error before any mask is applied, so it is
@@ -786,7 +779,7 @@ def flash_attention(
     >>> X = running_example()
     >>> flash_attention(X, X, X, query_tile=2, key_tile=2).round(4).tolist()
     [[0.6155, 0.3845], [0.3845, 0.6155], [0.5, 0.5]]
-    >>> out, lse = flash_attention(X, X, X, mask="causal", return_lse=True, query_tile=1, key_tile=2)
+    >>> out, lse = flash_attention(X, X, X, mask=CAUSAL, return_lse=True, query_tile=1, key_tile=2)
     >>> bool(np.allclose(out, attention(X, X, X, mask=np.tril(np.ones((3, 3), bool))).output))
     True
     >>> lse.round(4).tolist()
@@ -799,9 +792,10 @@ def flash_attention(
     n_q, n_k, d_k, d_v = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
     workers = as_positive_int("workers", workers)
-    kind, payload = _mask_for_blocks(mask, (n_q, n_k))
+    mask = as_mask("mask", mask, (n_q, n_k), lazy=True)
+    prescaled = _prescaled(q, divisor)
     with quiet():
-        guard = _score_guard(q, k, divisor)
+        guard = _score_guard(q, k, divisor, prescaled)
         shift = _value_shift(v, n_k)
         if shift:
             v = np.ldexp(v, -shift).astype(dt)
@@ -818,19 +812,21 @@ def flash_attention(
             r1 = min(r0 + qt, n_q)
             rows = r1 - r0
             m, l, a, pv = m_buf[:rows], l_buf[:rows], _contiguous(acc, rows, d_v), _contiguous(part, rows, d_v)
-            qs = _contiguous(q_tile, rows, d_k)
-            np.divide(q[r0:r1], divisor, out=qs)
+            if prescaled:
+                qs = _contiguous(q_tile, rows, d_k)
+                np.divide(q[r0:r1], divisor, out=qs)
+            else:
+                qs = q[r0:r1]
             m.fill(-np.inf)
             l.fill(0)
             a.fill(0)
-            last_key = min(n_k, r1) if kind == "causal" else n_k  # causal: no key after the tile's last query
+            last_key = min(n_k, r1) if mask is CAUSAL else n_k  # causal: no key after the tile's last query
             for c0 in _tiles(last_key, kt):
                 c1 = min(c0 + kt, last_key)
                 s = _contiguous(scores, rows, c1 - c0)
                 np.matmul(qs, k[c0:c1].T, out=s)
-                if guard:
-                    _check_tile(s, divisor)
-                allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
+                _scores_of_tile(s, divisor, prescaled, guard)
+                allowed = _allowed_in_block(mask, KeyBlock((c0, c1), (r0, r1)))
                 if allowed is not None:
                     np.copyto(s, -np.inf, where=~allowed)
                 rescale = _online_softmax_update(m, l, s)  # s now holds p = exp(s - m)
@@ -845,7 +841,7 @@ def flash_attention(
     with quiet():
         # query tiles are independent: each worker takes every workers-th one (the result does not depend on workers)
         _run_workers(query_tiles, list(_tiles(n_q, qt)), workers)
-        _raise_if_rows_see_nothing(np.isneginf(lse), n_q, n_k)
+        refuse_empty_rows("mask", np.isneginf(lse), (n_q, n_k))  # the same error as attention's
         if shift:
             out = np.ldexp(out, shift).astype(dt)
         finite_result(out, "the output softmax(scores) @ V", "V")
@@ -862,7 +858,7 @@ def flash_attention_backward(
     lse: Any,
     d_output: Any,
     mask: Any = None,
-    scale: bool | float = True,
+    scale: Any = SQRT_D_K,
     *,
     query_tile: int = QUERY_TILE,
     key_tile: int = KEY_TILE,
@@ -924,42 +920,53 @@ def flash_attention_backward(
     for name, arr in (("output", o), ("d_output", d_out)):
         if arr.shape != (n_q, d_v):
             raise ValueError(f"{name} has shape {arr.shape} but the attention output has shape {(n_q, d_v)} (n_q, d_v)")
-    saved = as_array("lse", lse, 1).astype(dt)
+    saved = as_array("lse", lse, 1)
     if saved.shape != (n_q,):
         raise ValueError(f"lse has shape {saved.shape} but there are {n_q} queries; it needs one log-sum-exp per query")
+    big = float(np.finfo(dt).max)
+    if _largest_magnitude(saved) > big:
+        raise ValueError(f"lse has entries beyond the range of {np.dtype(dt).name} (about {big:.1e}); compute in float64")
+    saved = saved.astype(dt)
     divisor = scale_divisor(d_k, scale)
     qt, kt = _tile_sizes(query_tile, key_tile, n_q, n_k)
     workers = as_positive_int("workers", workers)
-    kind, payload = _mask_for_blocks(mask, (n_q, n_k))
+    mask = as_mask("mask", mask, (n_q, n_k), lazy=True)
+    # a mask function is evaluated tile by tile: its empty rows are found on the way (an array was checked whole)
+    track = callable(mask) and mask is not CAUSAL
+    prescaled = _prescaled(q, divisor)
     inputs = "output, lse and d_output"
     with quiet():
-        if not np.isfinite(saved).all():
-            raise ValueError(f"lse has entries beyond the range of {np.dtype(dt).name}; compute in float64")
-        guard = _score_guard(q, k, divisor)
+        guard = _score_guard(q, k, divisor, prescaled)
         D = finite_result(np.einsum("ij,ij->i", d_out, o), "rowsum(d_output * output)", "output and d_output")
     dK, dV = np.zeros((n_k, d_k), dt), np.zeros((n_k, d_v), dt)
 
-    def key_tiles(starts: Sequence[int]) -> np.ndarray:
-        """The tiles of keys starting at ``starts`` (one call per worker); returns this worker's share of dQ."""
+    def key_tiles(starts: Sequence[int]) -> tuple[np.ndarray, np.ndarray | None]:
+        """The tiles of keys starting at ``starts`` (one call per worker); returns this worker's share of dQ and the rows that saw a key."""
         dQ = np.zeros((n_q, d_k), dt)
+        seen = np.zeros(n_q, bool) if track else None
         p_buf, ds_buf = np.empty(qt * kt, dt), np.empty(qt * kt, dt)
         kd, vd, qd, qsd = np.empty(kt * d_k, dt), np.empty(kt * d_v, dt), np.empty(qt * d_k, dt), np.empty(qt * d_k, dt)
         for c0 in starts:
             c1 = min(c0 + kt, n_k)
             cols = c1 - c0
             dK_j, dV_j = dK[c0:c1], dV[c0:c1]  # only this worker writes these rows
-            first_row = (c0 // qt) * qt if kind == "causal" else 0  # causal: rows before key c0 see none of these keys
+            first_row = (c0 // qt) * qt if mask is CAUSAL else 0  # causal: rows before key c0 see none of these keys
             for r0 in range(first_row, n_q, qt):
                 r1 = min(r0 + qt, n_q)
                 rows = r1 - r0
-                p, ds, qs = _contiguous(p_buf, rows, cols), _contiguous(ds_buf, rows, cols), _contiguous(qsd, rows, d_k)
-                np.divide(q[r0:r1], divisor, out=qs)
+                p, ds = _contiguous(p_buf, rows, cols), _contiguous(ds_buf, rows, cols)
+                if prescaled:
+                    qs = _contiguous(qsd, rows, d_k)
+                    np.divide(q[r0:r1], divisor, out=qs)
+                else:
+                    qs = q[r0:r1]
                 np.matmul(qs, k[c0:c1].T, out=p)
-                if guard:
-                    _check_tile(p, divisor)
-                allowed = _allowed_in_block(kind, payload, KeyBlock((c0, c1), (r0, r1)))
+                _scores_of_tile(p, divisor, prescaled, guard)
+                allowed = _allowed_in_block(mask, KeyBlock((c0, c1), (r0, r1)))
                 if allowed is not None:
                     np.copyto(p, -np.inf, where=~allowed)
+                    if seen is not None:
+                        seen[r0:r1] |= allowed.any(axis=1)
                 p -= saved[r0:r1, None]
                 np.exp(p, out=p)  # the tile of weights A, recomputed
                 np.matmul(p.T, d_out[r0:r1], out=_contiguous(vd, cols, d_v))
@@ -970,14 +977,18 @@ def flash_attention_backward(
                 np.matmul(ds, k[c0:c1], out=_contiguous(qd, rows, d_k))
                 dQ[r0:r1] += _contiguous(qd, rows, d_k)
                 np.matmul(ds.T, qs, out=_contiguous(kd, cols, d_k))
+                if not prescaled:
+                    np.divide(_contiguous(kd, cols, d_k), divisor, out=_contiguous(kd, cols, d_k))
                 dK_j += _contiguous(kd, cols, d_k)
-        return dQ
+        return dQ, seen
 
     with quiet():
         # key tiles are independent for dK and dV; every worker adds to its own dQ, summed in a fixed order
         shares = _run_workers(key_tiles, list(_tiles(n_k, kt)), workers)
-        dQ = shares[0]
-        for share in shares[1:]:
+        if track:
+            refuse_empty_rows("mask", ~np.logical_or.reduce([seen for _, seen in shares]), (n_q, n_k))  # as the forward does
+        dQ = shares[0][0]
+        for share, _ in shares[1:]:
             dQ += share
         dQ /= dt(divisor)
         # finite inputs give a non-finite gradient only by overflowing (or by an lse that is not the forward's)

@@ -7,21 +7,45 @@ Conventions used everywhere in the book:
 * a boolean mask has shape ``(n_q, n_k)`` and ``True`` means *may attend*
   (the convention of PyTorch's ``scaled_dot_product_attention``);
 * the additive mask ``M`` of the source post holds 0 where attending is
-  allowed and ``-inf`` where it is forbidden.
+  allowed and ``-inf`` where it is forbidden;
+* every function that takes a mask takes the same forms (one grammar,
+  :func:`attnlib._validate.as_mask`): ``None``, :data:`CAUSAL`, a function
+  ``allowed(i, j)``, a boolean or an additive matrix;
+* every function that takes a scale takes the same words (one vocabulary,
+  :func:`attnlib._validate.as_scale`): :data:`SQRT_D_K` (the default, divide
+  by ``sqrt(d_k)``), :data:`NO_SCALING` or a positive number to divide by.
+  ``True``/``False`` and the mask text ``"causal"`` are old spellings, kept
+  as aliases for one release.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._memory import check_size
-from ._validate import as_array, as_bool_matrix, as_flag, as_matrix, as_positive_int, as_real, finite_result, quiet, to_ndarray
+from ._validate import (
+    CAUSAL,
+    NO_SCALING,
+    SQRT_D_K,
+    as_array,
+    as_flag,
+    as_mask,
+    as_matrix,
+    as_positive_int,
+    as_scale,
+    divisor_of,
+    finite_result,
+    quiet,
+    to_ndarray,
+)
 
 __all__ = [
+    "CAUSAL",
+    "NO_SCALING",
+    "SQRT_D_K",
     "TOKENS",
     "AttentionResult",
     "MultiHeadResult",
@@ -97,29 +121,28 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         return e / e.sum(axis=axis, keepdims=True)
 
 
-def scale_divisor(d_k: int, scale: bool | float = True) -> float:
+def scale_divisor(d_k: int, scale: Any = SQRT_D_K) -> float:
     """The number the scores are divided by.
 
-    ``scale=True`` gives ``sqrt(d_k)``, ``False`` gives 1, and a positive
-    number is used as it is.
+    ``scale=SQRT_D_K`` (the default) gives ``sqrt(d_k)``, ``NO_SCALING`` gives 1,
+    and a positive number is used as it is. ``True`` and ``False`` are the old
+    spellings of ``SQRT_D_K`` and ``NO_SCALING`` (aliases for one release).
+
+    Raises
+    ------
+    ValueError
+        ``d_k`` is not a positive integer, or ``scale`` is none of the above
+        (``None``, a string, 0, a negative or non-finite number).
 
     Examples
     --------
     >>> round(scale_divisor(2), 4)
     1.4142
-    >>> scale_divisor(2, False), scale_divisor(2, 4)
+    >>> scale_divisor(2, NO_SCALING), scale_divisor(2, 4)
     (1.0, 4.0)
     """
     d_k = as_positive_int("d_k", d_k)
-    if isinstance(scale, (bool, np.bool_)):
-        return math.sqrt(d_k) if scale else 1.0
-    try:
-        value = as_real("scale", scale)
-    except ValueError:
-        raise ValueError(f"scale must be True, False or a positive number (not a string); got {scale!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}")
-    return value
+    return divisor_of(as_scale("scale", scale), d_k)
 
 
 def _check_qk(Q: Any, K: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -140,13 +163,13 @@ def _scores(q: np.ndarray, k: np.ndarray, divisor: float, inputs: str) -> tuple[
     return scores, scaled
 
 
-def scaled_scores(Q: Any, K: Any, scale: bool | float = True) -> np.ndarray:
+def scaled_scores(Q: Any, K: Any, scale: Any = SQRT_D_K) -> np.ndarray:
     """Scores ``Q K^T`` divided by the scale (``sqrt(d_k)`` by default).
 
     Examples
     --------
     >>> X = running_example()
-    >>> scaled_scores(X, X, scale=False).tolist()
+    >>> scaled_scores(X, X, scale=NO_SCALING).tolist()
     [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 0.5]]
     >>> scaled_scores(X, X).round(4)[0].tolist()
     [0.7071, 0.0, 0.3536]
@@ -220,7 +243,7 @@ class AttentionResult:
     V: np.ndarray
 
 
-def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = True) -> AttentionResult:
+def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: Any = SQRT_D_K) -> AttentionResult:
     """Scaled dot-product attention ``softmax(Q K^T / sqrt(d_k) + M) V``.
 
     Parameters
@@ -228,11 +251,13 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     Q, K, V:
         Queries ``(n_q, d_k)``, keys ``(n_k, d_k)`` and values ``(n_k, d_v)``.
     mask:
-        ``None``, a boolean ``(n_q, n_k)`` array (``True`` = may attend), or
-        an additive mask of 0 and ``-inf``.
+        ``None``, :data:`CAUSAL`, a function ``allowed(i, j)`` (``i`` a column of
+        query indices, ``j`` a row of key indices, returning booleans), a boolean
+        ``(n_q, n_k)`` array (``True`` = may attend), or an additive mask of 0
+        and ``-inf``.
     scale:
-        ``True`` divides by ``sqrt(d_k)``, ``False`` does not scale, a
-        positive number divides by that number.
+        :data:`SQRT_D_K` divides by ``sqrt(d_k)``, :data:`NO_SCALING` does not
+        scale, a positive number divides by that number.
 
     Examples
     --------
@@ -248,8 +273,11 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: bool | float = Tr
     return _attend(q, k, v, mask, scale, ("Q and K", "V"))
 
 
-def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: bool | float, inputs: tuple[str, str]) -> AttentionResult:
-    """Attention of checked float arrays; ``inputs`` names the caller's arguments behind the scores and the values."""
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any, scale: Any, inputs: tuple[str, str]) -> AttentionResult:
+    """Attention of checked float arrays; ``inputs`` names the caller's arguments behind the scores and the values.
+
+    ``mask`` may already be a checked boolean matrix (``multi_head_parts`` checks it once for every head).
+    """
     if v.shape[0] != k.shape[0]:
         raise ValueError(
             f"K has {k.shape[0]} rows (keys) but V has {v.shape[0]} (K is {k.shape}, V is {v.shape}); every key needs one value"
@@ -268,9 +296,8 @@ def _weigh(
     Returns the masked scores, the boolean mask (``None`` without one), the weights and the output;
     ``what`` and ``inputs`` name the output and the caller's arguments it comes from, for an overflow.
     """
-    allowed = None
-    if mask is not None:
-        allowed = as_bool_matrix("mask", mask, scores.shape)
+    allowed = as_mask("mask", mask, scores.shape)
+    if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
     weights = softmax(scores, axis=-1)
     with quiet():
@@ -297,7 +324,7 @@ def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
 
 
 def cross_attention(
-    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: Any = SQRT_D_K
 ) -> AttentionResult:
     """Attention with queries from one sequence and keys and values from another.
 
@@ -320,7 +347,7 @@ def _projected_attention(
     W_K: Any,
     W_V: Any,
     mask: Any,
-    scale: bool | float,
+    scale: Any,
     names: tuple[str, str] = ("X_query", "X_memory"),
 ) -> AttentionResult:
     q = project(xq, W_Q, names[0], "W_Q")
@@ -335,7 +362,7 @@ def _projected_attention(
     return _attend(q, k, v, mask, scale, (scores_from, f"{names[1]} and W_V"))
 
 
-def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True) -> AttentionResult:
+def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: Any = SQRT_D_K) -> AttentionResult:
     """Self-attention: queries, keys and values all come from ``X``.
 
     Examples
@@ -430,10 +457,11 @@ def multi_head_parts(
     q = project(xq, mats["W_Q"], "X_query", "W_Q")
     k = project(xm, mats["W_K"], "X_memory", "W_K")
     v = project(xm, mats["W_V"], "X_memory", "W_V")
+    allowed = as_mask("mask", mask, (q.shape[0], k.shape[0]))  # checked once, for every head
     heads = []
     for r in range(n_heads):
         cols = slice(r * d_head, (r + 1) * d_head)
-        heads.append(_attend(q[:, cols], k[:, cols], v[:, cols], mask, True, ("X_query, X_memory, W_Q and W_K", "X_memory and W_V")))
+        heads.append(_attend(q[:, cols], k[:, cols], v[:, cols], allowed, SQRT_D_K, ("X_query, X_memory, W_Q and W_K", "X_memory and W_V")))
     with quiet():
         concat = np.concatenate([h.output for h in heads], axis=1)
         output = finite_result(concat @ mats["W_O"], "the output projection concat(heads) W_O", "X_memory, W_V and W_O")

@@ -169,7 +169,7 @@ def test_a_row_with_no_allowed_key_gives_attentions_error():
         ({"block_size": 0}, ["block_size must be a positive integer"]),
         ({"block_size": 2.5}, ["block_size must be a positive integer"]),
         ({"block_size": True}, ["block_size"]),
-        ({"mask": "anti-causal"}, ["mask", "'causal'"]),
+        ({"mask": "anti-causal"}, ["mask", "attnlib.CAUSAL", "'anti-causal'"]),
         ({"mask": np.ones((3, 2), dtype=bool)}, ["mask has shape (3, 2)"]),
         ({"mask": lambda i, j: (i + j).astype(float)}, ["mask(i, j) must return booleans"]),
         ({"mask": lambda i, j: np.ones((2, 2), dtype=bool)}, ["mask(i, j) returned shape (2, 2)"]),
