@@ -25,6 +25,9 @@ from . import (
     transformer,
 )
 from .core import (
+    CAUSAL,
+    NO_SCALING,
+    SQRT_D_K,
     TOKENS,
     AttentionResult,
     additive_mask,
@@ -49,6 +52,9 @@ except _metadata.PackageNotFoundError:  # imported from a folder without being i
     __version__ = "0+unknown"
 
 __all__ = [
+    "CAUSAL",
+    "NO_SCALING",
+    "SQRT_D_K",
     "TOKENS",
     "AttentionResult",
     "additive_mask",

@@ -672,7 +672,8 @@ def as_mask(name: str, value: Any, shape: tuple[int, int], *, lazy: bool = False
         from ._memory import check_size
 
         check_size(f"the mask of {n_q} queries x {n_k} keys, a boolean matrix,", n_q * n_k, 1)
-        allowed = np.array(mask_tile(name, value, (0, n_q), (0, n_k)) if n_q and n_k else np.ones(shape, bool))
+        tile = mask_tile(name, value, (0, n_q), (0, n_k)) if n_q and n_k else None
+        allowed = np.ones(shape, bool) if tile is None else np.array(tile)  # None: every key allowed
         if not allow_empty_rows:
             refuse_empty_rows(name, ~allowed.any(axis=1), shape)
         return allowed

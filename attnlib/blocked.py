@@ -397,7 +397,7 @@ def chunked_attention(
         One of the forms every mask of attnlib takes:
 
         * ``None``: every query may attend to every key;
-        * :data:`attnlib.CAUSAL`: query ``i`` may attend to key ``j`` when ``j <= i``.
+        * :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`: query ``i`` may attend to key ``j`` when ``j <= i``.
           No ``n x n`` array is made, and blocks a row cannot see are skipped
           (the text ``"causal"`` is its old spelling, an alias for one release);
         * a function ``allowed(i, j)`` called once per block with ``i`` a column
@@ -411,7 +411,7 @@ def chunked_attention(
         A query row that may attend to no key raises the same
         :class:`ValueError` as :func:`attnlib.core.attention`.
     scale:
-        :data:`attnlib.SQRT_D_K` divides by ``sqrt(d_k)``, :data:`attnlib.NO_SCALING`
+        :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>` divides by ``sqrt(d_k)``, :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>`
         does not scale, a positive number divides by that number.
     return_lse:
         Also return each row's log-sum-exp ``log(sum_j exp(s_ij))`` of the
@@ -750,7 +750,7 @@ def flash_attention(
     ----------
     Q, K, V, mask, scale, return_lse:
         As in :func:`chunked_attention` (every mask form it takes: ``None``,
-        :data:`attnlib.CAUSAL`, a function ``allowed(i, j)``, a boolean or additive
+        :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`, a function ``allowed(i, j)``, a boolean or additive
         array). A query row that may attend to no key raises the same
         :class:`ValueError` as :func:`attnlib.core.attention`; an overflowing
         score raises an overflow error before any mask is applied, so it is

@@ -9,10 +9,10 @@ Conventions used everywhere in the book:
 * the additive mask ``M`` of the source post holds 0 where attending is
   allowed and ``-inf`` where it is forbidden;
 * every function that takes a mask takes the same forms (one grammar,
-  :func:`attnlib._validate.as_mask`): ``None``, :data:`CAUSAL`, a function
+  ``attnlib._validate.as_mask``): ``None``, :data:`CAUSAL`, a function
   ``allowed(i, j)``, a boolean or an additive matrix;
 * every function that takes a scale takes the same words (one vocabulary,
-  :func:`attnlib._validate.as_scale`): :data:`SQRT_D_K` (the default, divide
+  ``attnlib._validate.as_scale``): :data:`SQRT_D_K` (the default, divide
   by ``sqrt(d_k)``), :data:`NO_SCALING` or a positive number to divide by.
   ``True``/``False`` and the mask text ``"causal"`` are old spellings, kept
   as aliases for one release.
@@ -25,11 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _validate
 from ._memory import check_size
 from ._validate import (
-    CAUSAL,
-    NO_SCALING,
-    SQRT_D_K,
     as_array,
     as_flag,
     as_mask,
@@ -65,6 +63,15 @@ __all__ = [
     "self_attention",
     "softmax",
 ]
+
+#: ``scale=SQRT_D_K``: divide the scores by ``sqrt(d_k)``, the default of every function and explorer with a scale.
+SQRT_D_K = _validate.SQRT_D_K
+#: ``scale=NO_SCALING``: do not divide the scores (``False`` is its old spelling, an alias for one release).
+NO_SCALING = _validate.NO_SCALING
+#: ``mask=CAUSAL``: query ``i`` may attend to key ``j`` when ``j <= i``. It is a mask function too,
+#: ``CAUSAL(i, j) = j <= i``; the tiled functions skip the tiles it forbids. ``"causal"`` is its old
+#: spelling, an alias for one release.
+CAUSAL = _validate.CAUSAL
 
 #: Labels of the three tokens of the running example.
 TOKENS: tuple[str, str, str] = ("x1", "x2", "x3")

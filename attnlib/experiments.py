@@ -25,7 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_int, as_int_sequence, as_positive_int, as_real, as_seed, finite_result, quiet
+from ._validate import (
+    as_instance,
+    as_int,
+    as_int_sequence,
+    as_matrix,
+    as_positive_int,
+    as_positive_real,
+    as_real,
+    as_seed,
+    finite_result,
+    quiet,
+)
 from .backward import score_change, self_attention_backward, softmax_backward
 from .core import self_attention
 from .training import (
@@ -104,10 +115,7 @@ def learn_previous_token(
 
 
 def _positive(name: str, value: float) -> float:
-    value = as_real(name, value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number; got {value}")
-    return value
+    return as_positive_real(name, value)
 
 
 def _seeded_runs(
@@ -124,7 +132,14 @@ def _seeded_runs(
     stop_above: float | None = None,
 ) -> list[TrainingRun]:
     """One training run per seed, the sweep every experiment here makes: seeded start ``N(0, std^2)`` (each matrix
-    of ``start_factors`` multiplied by its factor), a fresh ``optimizer()``, batches and training seeded alike."""
+    of ``start_factors`` multiplied by its factor), a fresh ``optimizer()``, batches and training seeded alike.
+
+    Every argument is checked before the first run (``train`` checks them again, per run)."""
+    seeds = as_int_sequence("seeds", seeds, minimum=0)
+    std = as_positive_real("std", std)
+    as_positive_int("n_steps", n_steps)
+    as_int_sequence("record_steps", record_steps, minimum=0, allow_empty=True)
+    optimizer()  # the optimiser's own checks (lr)
     runs = []
     for seed in seeds:
         params = init_params(shapes, std, seed=seed)
@@ -136,7 +151,7 @@ def _seeded_runs(
 
 def scaling_runs(
     seeds: Sequence[int],
-    scale: bool,
+    scale: Any,
     d_k: int = 64,
     n_steps: int = 200,
     lr: float = 0.5,
@@ -158,7 +173,9 @@ def scaling_runs(
     seeds:
         One run per seed (start and batches).
     scale:
-        Divide the scores by ``sqrt(d_k)`` or not.
+        :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>` (divide the scores by ``sqrt(d_k)``) or
+        :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>` (or a positive number to divide by);
+        ``True`` and ``False`` are the old spellings, kept as aliases for one release.
     d_k, n_steps, lr:
         Width of queries and keys, number of steps, learning rate.
     qk_init_factor, qk_lr_factor:
@@ -171,11 +188,13 @@ def scaling_runs(
 
     Examples
     --------
-    >>> [round(float(r.saturations[0]), 4) for r in scaling_runs([0], scale=False, n_steps=1)]
+    >>> from attnlib import NO_SCALING
+    >>> [round(float(r.saturations[0]), 4) for r in scaling_runs([0], scale=NO_SCALING, n_steps=1)]
     [0.8345]
     """
     d_k = as_positive_int("d_k", d_k)
     seeds = as_int_sequence("seeds", seeds, minimum=0)
+    model = AttentionModel(scale=scale)
     qk_init_factor = _positive("qk_init_factor", qk_init_factor)
     qk_lr_factor = _positive("qk_lr_factor", qk_lr_factor)
     probe = previous_token_probe()
@@ -185,7 +204,7 @@ def scaling_runs(
     factors = {"W_Q": qk_lr_factor, "W_K": qk_lr_factor} if qk_lr_factor != 1.0 else {}
     start = {"W_Q": qk_init_factor, "W_K": qk_init_factor}
     return _seeded_runs(
-        seeds, AttentionModel(scale=scale), shapes, std, lambda: GradientDescent(lr=lr, lr_factors=factors), _previous_batches,
+        seeds, model, shapes, std, lambda: GradientDescent(lr=lr, lr_factors=factors), _previous_batches,
         n_steps, probe, start_factors=start, stop_above=stop_above,
     )  # fmt: skip
 
@@ -224,24 +243,25 @@ def scaling_equivalence(d_k: int) -> ScalingEquivalence:
     >>> scaling_equivalence(64)
     ScalingEquivalence(qk_init_factor=2.8284271247461903, qk_lr_factor=8.0)
     """
-    d_k = as_positive_int("d_k", d_k)
-    return ScalingEquivalence(float(d_k**0.25), float(np.sqrt(d_k)))
+    d = as_real("d_k", as_positive_int("d_k", d_k))  # an int beyond float64 is refused by name
+    return ScalingEquivalence(d**0.25, d**0.5)
 
 
 def learning_rate_sweep(
-    seeds: Sequence[int], scale: bool, lrs: Sequence[float], d_k: int = 64, n_steps: int = 200, stop_above: float = 10.0
+    seeds: Sequence[int], scale: Any, lrs: Sequence[float], d_k: int = 64, n_steps: int = 200, stop_above: float = 10.0
 ) -> dict[float, list[TrainingRun]]:
     """:func:`scaling_runs` for every learning rate of ``lrs``; runs whose loss passes ``stop_above`` stop as diverged.
 
     Examples
     --------
-    >>> sweep = learning_rate_sweep([0], scale=True, lrs=[0.5, 100.0], n_steps=5)
+    >>> from attnlib import SQRT_D_K
+    >>> sweep = learning_rate_sweep([0], scale=SQRT_D_K, lrs=[0.5, 100.0], n_steps=5)
     >>> [(lr, runs[0].diverged) for lr, runs in sweep.items()]
     [(0.5, False), (100.0, True)]
     """
     if isinstance(lrs, (str, bytes)) or not isinstance(lrs, Sequence) or len(lrs) == 0:
-        raise ValueError(f"lrs must be a non-empty sequence of positive numbers; got {lrs!r}")
-    rates = [_positive("lrs", lr) for lr in lrs]
+        raise ValueError(f"lrs must be a non-empty sequence of positive numbers; got {lrs!r}"[:200])
+    rates = [_positive(f"lrs[{i}]", lr) for i, lr in enumerate(lrs)]
     if len(set(rates)) != len(rates):
         raise ValueError(f"lrs must not repeat a learning rate; got {list(lrs)}")
     return {lr: scaling_runs(seeds, scale, d_k=d_k, n_steps=n_steps, lr=lr, stop_above=stop_above) for lr in rates}
@@ -252,10 +272,15 @@ def best_learning_rate(sweep: dict[float, list[TrainingRun]]) -> float:
 
     Examples
     --------
-    >>> best_learning_rate(learning_rate_sweep([0], scale=True, lrs=[0.5, 2.0, 100.0], n_steps=20))
+    >>> from attnlib import SQRT_D_K
+    >>> best_learning_rate(learning_rate_sweep([0], scale=SQRT_D_K, lrs=[0.5, 2.0, 100.0], n_steps=20))
     2.0
     """
-    if not isinstance(sweep, dict) or not sweep or not all(isinstance(v, list) and v for v in sweep.values()):
+    if (
+        not isinstance(sweep, dict)
+        or not sweep
+        or not all(isinstance(v, list) and v and all(isinstance(r, TrainingRun) for r in v) for v in sweep.values())
+    ):
         raise ValueError("sweep must be what learning_rate_sweep returned: learning rates mapped to non-empty lists of runs")
     return min(sweep, key=lambda lr: float(np.median([r.final_loss for r in sweep[lr]])))
 
@@ -357,10 +382,10 @@ def head_count_runs(
     >>> len(head_count_runs([0, 1], n_heads=2, n_steps=2))
     2
     """
+    model = AttentionModel(n_heads=as_positive_int("n_heads", n_heads))
     probe = two_relation_probe()
     d_model = probe.X.shape[1]
     shapes = {name: (d_model, d_model) for name in ("W_Q", "W_K", "W_V", "W_O")}
-    model = AttentionModel(n_heads=as_positive_int("n_heads", n_heads))
     return _seeded_runs(seeds, model, shapes, std, lambda: Adam(lr=lr), _two_relation_batches, n_steps, probe, record_steps)
 
 
@@ -397,9 +422,11 @@ def head_outcome(run: TrainingRun | Snapshot, n_heads: int, probe: Task | None =
     >>> [len(head_outcome(x, 2).roles) for x in (run, run.snapshots[0])]
     [2, 2]
     """
-    probe = two_relation_probe() if probe is None else probe
+    as_instance("run", run, (TrainingRun, Snapshot), "a TrainingRun or one of its Snapshots")
+    model = AttentionModel(n_heads=as_positive_int("n_heads", n_heads))
+    probe = two_relation_probe() if probe is None else as_instance("probe", probe, Task, "None or a Task")
     params, loss = (run.params, run.loss) if isinstance(run, Snapshot) else (run.final_params, run.final_loss)
-    _, weights = AttentionModel(n_heads=n_heads).forward(params, probe)
+    _, weights = model.forward(params, probe)
     roles = tuple(head_roles(weights, probe))
     return HeadOutcome(
         roles,
@@ -419,8 +446,11 @@ def specialisation_table(outcomes: Sequence[HeadOutcome]) -> dict[str, int]:
     >>> specialisation_table([o, o])
     {'matching + none': 2}
     """
+    if isinstance(outcomes, (str, bytes, dict)) or not isinstance(outcomes, Sequence):
+        raise ValueError(f"outcomes must be a list of HeadOutcome (see head_outcome); got {type(outcomes).__name__}")
     table: dict[str, int] = {}
-    for o in outcomes:
+    for i, o in enumerate(outcomes):
+        as_instance(f"outcomes[{i}]", o, HeadOutcome, "a HeadOutcome (see head_outcome)")
         key = " + ".join(sorted(r or "none" for r in o.roles))
         table[key] = table.get(key, 0) + 1
     return dict(sorted(table.items(), key=lambda kv: -kv[1]))
@@ -460,12 +490,16 @@ def split_counts(outcomes: Sequence[HeadOutcome], thresholds: Sequence[float]) -
     >>> split_counts([o, o], [0.5, 0.6])
     {0.5: 2, 0.6: 0}
     """
+    if isinstance(outcomes, (str, bytes, dict)) or not isinstance(outcomes, Sequence):
+        raise ValueError(f"outcomes must be a list of HeadOutcome (see head_outcome); got {type(outcomes).__name__}")
+    for i, o in enumerate(outcomes):
+        as_instance(f"outcomes[{i}]", o, HeadOutcome, "a HeadOutcome (see head_outcome)")
     margins = [split_margin(o) for o in outcomes]
     if isinstance(thresholds, (str, bytes)) or not isinstance(thresholds, Sequence) or len(thresholds) == 0:
         raise ValueError(f"thresholds must be a non-empty sequence of numbers between 0 and 1; got {thresholds!r}")
     result = {}
-    for t in thresholds:
-        t = as_real("thresholds", t)
+    for i, t in enumerate(thresholds):
+        t = as_real(f"thresholds[{i}]", t)
         if not 0 < t < 1:
             raise ValueError(f"thresholds must lie strictly between 0 and 1; got {t}")
         result[t] = sum(m > t for m in margins)
@@ -484,19 +518,27 @@ def pair_rotation_fit(block: np.ndarray) -> tuple[float, float, float]:
     >>> [round(x, 6) for x in pair_rotation_fit(3 * pair_rotation(1.0))]
     [3.0, 1.0, 0.0]
     """
-    B = np.asarray(block, dtype=np.float64)
-    if B.shape != (2, 2) or not np.isfinite(B).all():
-        raise ValueError(f"block must be a finite 2x2 matrix; got shape {B.shape}")
-    a = (B[0, 0] + B[1, 1]) / 2
-    b = (B[0, 1] - B[1, 0]) / 2
-    fit = np.array([[a, b], [-b, a]])
-    norm = float(np.linalg.norm(B))
-    residual = float(np.linalg.norm(B - fit)) / norm if norm > 0 else 0.0
-    return float(np.hypot(a, b)), float(np.arctan2(b, a)), residual
+    B = as_matrix("block", block)
+    if B.shape != (2, 2):
+        raise ValueError(f"block must be a 2x2 matrix; got shape {B.shape}")
+    with quiet():
+        # halves first: (a + d) / 2 of two entries near 1.8e308 would overflow where the mean does not
+        a = B[0, 0] / 2 + B[1, 1] / 2
+        b = B[0, 1] / 2 - B[1, 0] / 2
+        fit = np.array([[a, b], [-b, a]])
+        c = finite_result(np.hypot(a, b), "the factor c = hypot(a, b) of the fit", "block")
+        half = float(np.linalg.norm(B / 2))  # the residual is a ratio of norms: of the halves, which stay finite
+        residual = float(np.linalg.norm(B / 2 - fit / 2)) / half if half > 0 else 0.0
+    return float(c), float(np.arctan2(b, a)), residual
 
 
 #: Feature groups of the two-relation task, by the prefix of each column name of ``X``.
 FEATURE_GROUPS = {"name": ("n",), "request": ("r",), "payload": ("p",), "position": ("sin", "cos")}
+
+
+def _largest(M: np.ndarray) -> float:
+    top = float(np.abs(M).max()) if M.size else 0.0
+    return top if top > 0 else 1.0
 
 
 def feature_shares(W: np.ndarray, features: Sequence[str], groups: dict[str, tuple[str, ...]] | None = None) -> dict[str, float]:
@@ -511,11 +553,19 @@ def feature_shares(W: np.ndarray, features: Sequence[str], groups: dict[str, tup
     >>> feature_shares(np.array([[3.0], [4.0]]), ["n0", "p0"])
     {'name': 0.36, 'request': 0.0, 'payload': 0.64, 'position': 0.0}
     """
-    M = np.asarray(W, dtype=np.float64)
+    M = as_matrix("W", W)
+    if isinstance(features, (str, bytes)) or not isinstance(features, Sequence) or not all(isinstance(f, str) for f in features):
+        raise ValueError(f"features must be a list of column names (strings), one per row of W; got {features!r}"[:200])
     groups = FEATURE_GROUPS if groups is None else groups
-    if M.ndim != 2 or M.shape[0] != len(features):
+    if not isinstance(groups, dict) or not all(
+        isinstance(g, str) and isinstance(p, tuple) and p and all(isinstance(x, str) for x in p) for g, p in groups.items()
+    ):
+        raise ValueError(f"groups must be None or a dict of group name: tuple of name prefixes; got {groups!r}"[:200])
+    if M.shape[0] != len(features):
         raise ValueError(f"W must have one row per feature ({len(features)}); got shape {M.shape}")
-    row_sq = np.sum(M**2, axis=1)
+    with quiet():
+        scaled = M / _largest(M)  # shares do not change with the scale, and 1e300 squared would overflow
+        row_sq = np.sum(scaled**2, axis=1)
     total = float(row_sq.sum())
     if total == 0:
         raise ValueError("W is all zeros: no feature is read")

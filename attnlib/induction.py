@@ -245,12 +245,13 @@ def token_batch(sequences: Any, vocab_size: int, halves: Any = None) -> TokenBat
     if halves is None:
         half = np.zeros(len(seqs), dtype=int)
     else:
-        half = np.array(as_int_sequence("halves", halves, minimum=0), dtype=int)
-        if half.size != len(seqs):
-            raise ValueError(f"halves has {half.size} entries for {len(seqs)} sequences; give one per sequence")
-        for i, (s, h) in enumerate(zip(seqs, half)):
+        given = as_int_sequence("halves", halves, minimum=0)
+        if len(given) != len(seqs):
+            raise ValueError(f"halves has {len(given)} entries for {len(seqs)} sequences; give one per sequence")
+        for i, (s, h) in enumerate(zip(seqs, given)):  # checked as Python ints: a huge half is refused, not wrapped
             if h and (s.size != 2 * h or not np.array_equal(s[:h], s[h:])):
                 raise ValueError(f"halves[{i}] = {h} but sequences[{i}] is not {2 * h} tokens whose second half repeats the first")
+        half = np.array(given, dtype=int)
     return _make_batch(seqs, half, None, vocab_size)
 
 
@@ -659,7 +660,8 @@ class InductionModel:
                 raise ValueError(f"ablate[{i}][0] must be a layer, 1 or 2; got {layer}")
             if head >= self.n_heads:
                 raise ValueError(f"ablate[{i}][1] must be a head below {self.n_heads}; got {head}")
-            out.append((layer, head))
+            if (layer, head) not in out:  # a head set to zero twice is set to zero once
+                out.append((layer, head))
         return tuple(out)
 
     def forward(self, params: Params, batch: TokenBatch, ablate: Any = ()) -> InductionForward:
@@ -733,7 +735,7 @@ class InductionModel:
             dx = finite_result(d_logits @ p["W_U"].T, "the gradient of the residual stream", "params['W_U']")
             for layer, x_in in ((2, x1), (1, x0)):
                 w = {m: p[f"{m}{layer}"] for m in LAYER_MATRICES}
-                g, dx_in = _layer_backward(fwd.layers[layer - 1], x_in, w, dx, self.n_heads)
+                g, dx_in = _layer_backward(fwd.layers[layer - 1], x_in, w, dx, self.n_heads, layer)
                 grads.update({f"d{m}{layer}": g[m] for m in LAYER_MATRICES})
                 dx = finite_result(dx + dx_in, f"the gradient of the residual stream before layer {layer}", "params")
             grads["dE"] = _scatter_rows(dx, batch.tokens, self.vocab_size)
@@ -750,34 +752,51 @@ def _scatter_rows(d_rows: np.ndarray, index: np.ndarray, n: int) -> np.ndarray:
 
 
 def _layer_backward(
-    result: MultiHeadResult, x: np.ndarray, w: dict[str, np.ndarray], d_out: np.ndarray, n_heads: int
+    result: MultiHeadResult, x: np.ndarray, w: dict[str, np.ndarray], d_out: np.ndarray, n_heads: int, layer: int
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """One layer's gradients: its four matrices and its input ``x`` (used as queries, keys and values).
 
     ``out = concat W_O`` gives ``dW_O = concat^T d_out`` and ``d_concat = d_out W_O^T``; every head's
     block goes through :func:`attnlib.backward.attention_backward_from`; the projections through
     :func:`attnlib.backward.projection_gradients`; and since ``Q = x W_Q`` (and so on),
-    ``dx = dQ W_Q^T + dK W_K^T + dV W_V^T``.
+    ``dx = dQ W_Q^T + dK W_K^T + dV W_V^T``. Every product is checked: ``d_out`` is finite, so an
+    overflow comes from the layer's matrices, and the error names ``params``, never an internal array.
     """
-    d_concat = d_out @ w["W_O"].T
-    width = x.shape[1] // n_heads
-    parts = [attention_backward_from(head, d_concat[:, r * width : (r + 1) * width]) for r, head in enumerate(result.heads)]
-    g = AttentionGradients(*(np.concatenate([part[i] for part in parts], axis=1) for i in range(3)))
-    proj = projection_gradients(x, x, g)
-    dx = g.dQ @ w["W_Q"].T + g.dK @ w["W_K"].T + g.dV @ w["W_V"].T
-    return {"W_Q": proj.dW_Q, "W_K": proj.dW_K, "W_V": proj.dW_V, "W_O": result.concat.T @ d_out}, dx
+    try:
+        with quiet():
+            d_concat = finite_result(d_out @ w["W_O"].T, "d_concat = d W_O^T", "params")
+            width = x.shape[1] // n_heads
+            parts = [attention_backward_from(head, d_concat[:, r * width : (r + 1) * width]) for r, head in enumerate(result.heads)]
+            g = AttentionGradients(*(np.concatenate([part[i] for part in parts], axis=1) for i in range(3)))
+            proj = projection_gradients(x, x, g)
+            dx = finite_result(g.dQ @ w["W_Q"].T + g.dK @ w["W_K"].T + g.dV @ w["W_V"].T, "dx = dQ W_Q^T + dK W_K^T + dV W_V^T", "params")
+            dW_O = finite_result(result.concat.T @ d_out, "dW_O = concat^T d", "params")
+    except ValueError:
+        what = f"the gradients of layer {layer} (of W_Q{layer}, W_K{layer}, W_V{layer}, W_O{layer} and its input)"
+        raise ValueError(f"{what} overflowed float64; the inputs params are too large for this computation") from None
+    return {"W_Q": proj.dW_Q, "W_K": proj.dW_K, "W_V": proj.dW_V, "W_O": dW_O}, dx
 
 
-def _targets(targets: Any) -> np.ndarray:
-    """Target ids as an int array: an integer array as it is (the training loop's case), anything else checked entry by entry."""
+def _targets(targets: Any, n_ids: int) -> np.ndarray:
+    """Target ids as an int array, each ``-1`` (no target) or an id below ``n_ids``.
+
+    An integer array is checked by its smallest and largest entries, read as Python ints (an unsigned
+    id never wraps to -1); anything else is checked entry by entry (so a huge int is refused by name).
+    """
     arr = to_ndarray("targets", targets)
-    if arr.dtype.kind in "iu" and arr.ndim == 1:
-        if arr.size and arr.min() < -1:
-            raise ValueError(f"targets must be token ids or -1 (no target); got {int(arr.min())}")
-        return arr.astype(int)
     if arr.ndim != 1:
         raise ValueError(f"targets must be a 1-d list of token ids; got shape {arr.shape}")
-    return np.array(as_int_sequence("targets", arr.tolist(), minimum=-1, allow_empty=True), dtype=int)
+    if arr.dtype.kind in "iu":
+        ids = arr
+        low, high = (int(arr.min()), int(arr.max())) if arr.size else (0, -1)
+    else:
+        ids = as_int_sequence("targets", arr.tolist(), minimum=-1, allow_empty=True)
+        low, high = (min(ids), max(ids)) if ids else (0, -1)
+    if low < -1:
+        raise ValueError(f"targets must be token ids or -1 (no target); got {low}")
+    if high >= n_ids:
+        raise ValueError(f"targets must be ids below {n_ids} (the logits' columns) or -1; got {high}")
+    return np.asarray(ids, dtype=np.int64)
 
 
 def cross_entropy(logits: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -794,11 +813,9 @@ def cross_entropy(logits: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
     ([0.6931, 0.0], [[0.5, -0.5], [0.0, 0.0]])
     """
     z = as_array("logits", logits, 2)
-    t = _targets(targets)
+    t = _targets(targets, z.shape[1])
     if t.size != z.shape[0]:
         raise ValueError(f"targets has {t.size} entries but logits has {z.shape[0]} rows; give one target per row")
-    if (t >= z.shape[1]).any():
-        raise ValueError(f"targets must be ids below {z.shape[1]} (the logits' columns) or -1; got {int(t.max())}")
     counted = t >= 0
     with quiet():
         shifted = z - z.max(axis=1, keepdims=True)
@@ -808,6 +825,9 @@ def cross_entropy(logits: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
         grad = np.exp(shifted - log_norm[:, None])
         grad[np.flatnonzero(counted), t[counted]] -= 1.0
         grad[~counted] = 0.0
+        # the loss is log-sum-exp minus the target's logit: logits 2e308 apart give a loss beyond float64
+        finite_result(losses, "the cross-entropy loss", "logits")
+        finite_result(grad, "the gradient of the cross-entropy", "logits")
     return losses, grad
 
 

@@ -158,8 +158,10 @@ def fit_power_law(n: Any, y: Any) -> PowerLawFit:
         raise ValueError(f"a power law needs at least two different sizes n; got {x.tolist()}")
     if np.any(x <= 0) or np.any(v <= 0):
         raise ValueError("n and y must be positive (their logarithms are fitted)")
-    slope, intercept = np.polyfit(np.log(x), np.log(v), 1)
-    return PowerLawFit(float(slope), float(np.exp(intercept)))
+    with quiet():  # a prefactor beyond float64 (n = 1e-10 ... 1e-5 with y = 1e-300 ... 1e300) is refused, not warned about
+        slope, intercept = np.polyfit(np.log(x), np.log(v), 1)
+        fit = finite_result(np.array([slope, np.exp(intercept)]), "the fitted exponent and prefactor c = exp(intercept)", "n and y")
+    return PowerLawFit(float(fit[0]), float(fit[1]))
 
 
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ._memory import check_size
 from ._validate import (
+    SQRT_D_K,
     as_array,
     as_int,
     as_int_sequence,
@@ -37,11 +38,12 @@ from ._validate import (
     as_positive_real,
     as_real,
     as_rng,
+    as_scale,
     finite_result,
     quiet,
 )
 from .backward import attention_backward_from, multi_head_backward_from, projection_gradients
-from .core import AttentionResult, MultiHeadResult, multi_head_parts, scale_divisor, self_attention
+from .core import AttentionResult, MultiHeadResult, multi_head_parts, self_attention
 from .positional import sinusoidal_encoding
 
 __all__ = [
@@ -280,17 +282,21 @@ class AttentionModel:
 
     ``n_heads=None`` is a single head with matrices ``W_Q``, ``W_K``
     (``d_model x d_k``) and ``W_V`` (``d_model x d_out``) and no output
-    matrix; an integer is :func:`attnlib.core.multi_head_attention` with four
-    square matrices (it always scales by ``sqrt(d_head)``).
+    matrix, whose scores are divided as ``scale`` says (:data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>`,
+    :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>` or a positive number; ``True`` and ``False``
+    are the old spellings, kept as aliases for one release); an integer is
+    :func:`attnlib.core.multi_head_attention` with four square matrices (it
+    always scales by ``sqrt(d_head)``).
     """
 
     n_heads: int | None = None
-    scale: bool | float = True
+    scale: Any = SQRT_D_K
 
     def __post_init__(self) -> None:
         if self.n_heads is not None:
             object.__setattr__(self, "n_heads", as_positive_int("n_heads", self.n_heads))
-        scale_divisor(1, self.scale)  # the scale's own check (True, False or a positive number)
+        # kept in the one vocabulary: SQRT_D_K, NO_SCALING or a positive number (True and False are old spellings)
+        object.__setattr__(self, "scale", as_scale("scale", self.scale))
 
     def _params(self, params: Any, task: Any) -> Params:
         if not isinstance(task, Task):

@@ -42,9 +42,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ._memory import check_size
-from ._validate import as_array, as_bool_matrix, as_flag, as_positive_int, as_positive_real, as_rng, finite_result, quiet
+from ._validate import as_array, as_flag, as_mask, as_positive_int, as_positive_real, as_rng, finite_result, quiet
 from .backward import attention_backward_from
-from .core import AttentionResult, attention, attention_parameter_count, causal_mask, head_width, multi_head_attention
+from .core import AttentionResult, attention, attention_parameter_count, head_width, multi_head_attention
 from .cost import attention_flops
 
 __all__ = [
@@ -594,13 +594,7 @@ def head_blocks(params: Any, n_heads: int) -> dict[str, list[np.ndarray]]:
 
 
 def _mask(mask: Any, n: int) -> np.ndarray | None:
-    if mask is None:
-        return None
-    if isinstance(mask, str):
-        if mask != "causal":
-            raise ValueError(f"mask must be None, 'causal' or a boolean (n, n) array with True = may attend; got {mask!r}")
-        return causal_mask(n)
-    return as_bool_matrix("mask", mask, (n, n))
+    return as_mask("mask", mask, (n, n))
 
 
 def _options(norm_first: Any, activation: Any, eps: Any) -> tuple[bool, str, float]:
@@ -657,7 +651,8 @@ def encoder_layer_parts(
 
     Examples
     --------
-    >>> r = encoder_layer_parts(np.eye(4)[:3], init_encoder_params(4, 8, seed=0), 2, mask="causal")
+    >>> from attnlib import CAUSAL
+    >>> r = encoder_layer_parts(np.eye(4)[:3], init_encoder_params(4, 8, seed=0), 2, mask=CAUSAL)
     >>> r.weights.shape, r.hidden.shape, float(r.weights[0, 0, 1])
     ((2, 3, 3), (3, 8), 0.0)
     """
@@ -692,10 +687,12 @@ def encoder_layer(
     n_heads:
         The number of heads; it must divide ``d_model``.
     mask:
-        ``None``, ``"causal"``, or a boolean ``(n, n)`` array with ``True`` =
-        *may attend* (attnlib's convention; PyTorch's boolean ``src_mask`` is
-        the opposite, ``True`` = blocked), or an additive 0 / ``-inf`` mask
-        (the same as PyTorch's float mask).
+        Any form of attnlib's one mask grammar: ``None``, :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`
+        (``"causal"`` is its old spelling, kept for one release), a function
+        ``allowed(i, j)``, a boolean ``(n, n)`` array with ``True`` = *may attend*
+        (attnlib's convention; PyTorch's boolean ``src_mask`` is the opposite,
+        ``True`` = blocked), or an additive 0 / ``-inf`` mask (the same as
+        PyTorch's float mask).
     norm_first:
         ``False`` for post-norm (the paper's order, PyTorch's default),
         ``True`` for pre-norm.
@@ -767,7 +764,11 @@ def _backward(r: EncoderLayerResult, p: dict[str, np.ndarray], dy: np.ndarray) -
             dx = finite_result(ln1.dX + _mha_backward(r, p, ln1.dX, grads), "the input gradient dX", "d_output and params")
     grads["dgamma_1"], grads["dbeta_1"] = ln1.dgamma, ln1.dbeta
     grads["dgamma_2"], grads["dbeta_2"] = ln2.dgamma, ln2.dbeta
-    return {"dX": dx, **{"d" + k: grads["d" + k] for k in PARAM_NAMES}}
+    out = {"dX": dx, **{"d" + k: grads["d" + k] for k in PARAM_NAMES}}
+    with quiet():  # every gradient, the bias sums too (db_O = the column sums of d_attn can overflow alone)
+        for name, g in out.items():
+            finite_result(g, f"the gradient {name}", "d_output and params")
+    return out
 
 
 def encoder_layer_backward(
