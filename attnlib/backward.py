@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validate import as_array, as_matrix, as_real, finite_result, quiet
+from ._validate import SQRT_D_K, as_array, as_matrix, as_real, finite_result, quiet
 from .core import (
     AttentionResult,
     MultiHeadResult,
@@ -116,7 +116,7 @@ def softmax_backward(weights: Any, d_weights: Any) -> np.ndarray:
 
 
 def attention_backward(
-    Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: bool | float = True
+    Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: Any = SQRT_D_K
 ) -> AttentionGradients:
     """Gradients ``(dQ, dK, dV)`` of attention for a given output gradient.
 
@@ -124,8 +124,10 @@ def attention_backward(
     ----------
     Q, K, V, mask, scale:
         As in :func:`attnlib.core.attention` (same checks, same conventions:
-        a boolean mask with ``True`` = may attend, or an additive 0 / ``-inf``
-        mask).
+        the one mask grammar, ``None``, :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`, a function
+        ``allowed(i, j)``, a boolean mask with ``True`` = may attend or an additive
+        0 / ``-inf`` one; the scale :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>`,
+        :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>` or a positive number).
     d_output:
         ``dL/dO``, shape ``(n_q, d_v)``.
 
@@ -225,7 +227,7 @@ def cross_attention_backward(
     W_V: Any,
     d_output: Any,
     mask: Any = None,
-    scale: bool | float = True,
+    scale: Any = SQRT_D_K,
 ) -> ProjectionGradients:
     """Gradients with respect to ``W_Q``, ``W_K``, ``W_V`` of :func:`attnlib.core.cross_attention`.
 
@@ -244,7 +246,7 @@ def cross_attention_backward(
 
 
 def self_attention_backward(
-    X: Any, W_Q: Any, W_K: Any, W_V: Any, d_output: Any, mask: Any = None, scale: bool | float = True
+    X: Any, W_Q: Any, W_K: Any, W_V: Any, d_output: Any, mask: Any = None, scale: Any = SQRT_D_K
 ) -> ProjectionGradients:
     """Gradients with respect to ``W_Q``, ``W_K``, ``W_V`` of :func:`attnlib.core.self_attention`.
 

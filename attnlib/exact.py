@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._lazy import lazy_module
-from ._validate import as_bool_matrix, as_positive_int, finite_result, to_ndarray
+from ._validate import NO_SCALING, SQRT_D_K, as_mask, as_positive_int, as_scale, finite_result, to_ndarray
 
 if TYPE_CHECKING:  # type checkers and editors see sympy itself
     import sympy as sp
@@ -48,7 +48,8 @@ def exact_number(name: str, value: Any) -> sp.Expr:
     """Convert one number to an exact sympy expression.
 
     Integers stay integers, floats become the rational their decimal form
-    shows, sympy expressions pass through. NaN, infinities, booleans and
+    shows (the shortest decimal that gives the float back in its own format:
+    ``numpy.float32(0.1)`` is ``1/10``), sympy expressions pass through. NaN, infinities, booleans and
     strings raise :class:`ValueError` naming ``name``: no string is ever
     parsed or evaluated. Complex numbers (``sympy.I``) are refused too.
 
@@ -64,7 +65,8 @@ def exact_number(name: str, value: Any) -> sp.Expr:
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(float(value)):
             raise ValueError(f"{name} must be finite; got {value!r}")
-        return sp.Rational(Fraction(repr(float(value))))  # the decimal the float shows; no string reaches sympy
+        # the decimal the float shows in its own format (float32's 0.1 is "0.1"); no string reaches sympy
+        return sp.Rational(Fraction(np.format_float_positional(value, unique=True, trim="-")))
     if isinstance(value, sp.Expr):
         if value.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
             raise ValueError(f"{name} must be finite; got {value}")
@@ -197,16 +199,21 @@ class ExactAttention:
     mask: np.ndarray | None
 
 
+def _exact_positive(name: str, value: Any) -> sp.Expr:
+    number = exact_number(name, value)
+    if not (number.is_number and number.is_positive):
+        raise ValueError(f"{name} must be positive; got {value!r}")
+    return number
+
+
 def _exact_divisor(d_k: int, scale: Any) -> sp.Expr:
-    if isinstance(scale, (bool, np.bool_)):
-        return sp.sqrt(d_k) if scale else sp.Integer(1)
-    try:
-        value = exact_number("scale", scale)
-    except ValueError:
-        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}") from None
-    if not (value.is_number and value.is_positive):
-        raise ValueError(f"scale must be True, False or a positive number; got {scale!r}")
-    return value
+    """The exact divisor for ``scale`` in attnlib's one vocabulary (a positive number may be a sympy expression)."""
+    scale = as_scale("scale", scale, _exact_positive)
+    if scale is SQRT_D_K:
+        return sp.sqrt(d_k)
+    if scale is NO_SCALING:
+        return sp.Integer(1)
+    return scale
 
 
 def _exact_project(x: sp.Matrix, W: Any, w_name: str) -> sp.Matrix:
@@ -224,7 +231,7 @@ def exact_attention(
     W_K: Any = None,
     W_V: Any = None,
     mask: Any = None,
-    scale: Any = True,
+    scale: Any = SQRT_D_K,
 ) -> ExactAttention:
     """Exact self-attention ``softmax(X W_Q (X W_K)^T / sqrt(d_k)) X W_V`` with sympy.
 
@@ -236,11 +243,13 @@ def exact_attention(
     W_Q, W_K, W_V:
         Projection matrices; ``None`` means the identity (no projection).
     mask:
-        ``None`` or a boolean ``(n, n)`` matrix, ``True`` = may attend (an
-        additive 0 / ``-inf`` mask is accepted too).
+        Any form of attnlib's one mask grammar: ``None``, :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`,
+        a function ``allowed(i, j)``, a boolean ``(n, n)`` matrix (``True`` = may
+        attend) or an additive 0 / ``-inf`` one.
     scale:
-        ``True`` divides by ``sqrt(d_k)``, ``False`` does not scale, a
-        positive number divides by that number.
+        :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>` divides by ``sqrt(d_k)``,
+        :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>` does not scale, a positive
+        number (a sympy expression too) divides by that number.
 
     Examples
     --------
@@ -261,7 +270,7 @@ def exact_attention(
     n = x.shape[0]
     divisor = _exact_divisor(q.shape[1], scale)
     scores = q * k.T
-    allowed = None if mask is None else as_bool_matrix("mask", mask, (n, n))
+    allowed = as_mask("mask", mask, (n, n))
     scaled = sp.zeros(n, n)
     exps = sp.zeros(n, n)
     weights = sp.zeros(n, n)
@@ -349,7 +358,7 @@ def _symbol_matrix(prefix: str, shape: tuple[int, int]) -> sp.Matrix:
     return sp.Matrix(shape[0], shape[1], lambda i, j: sp.Symbol(f"{prefix}_{i}{j}", real=True))
 
 
-def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: Any = True) -> ExactGradients:
+def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any = None, scale: Any = SQRT_D_K) -> ExactGradients:
     """Differentiate attention exactly with sympy, for checking the hand-derived backward pass.
 
     The queries, keys and values are replaced by symbols, the output
@@ -359,7 +368,8 @@ def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any =
 
     Examples
     --------
-    >>> g = exact_attention_gradients([[1, 0]], [[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 0]], scale=False)
+    >>> from attnlib import NO_SCALING
+    >>> g = exact_attention_gradients([[1, 0]], [[1, 0], [0, 1]], [[1, 0], [0, 1]], [[1, 0]], scale=NO_SCALING)
     >>> g.dV
     Matrix([
     [E/(1 + E), 0],
@@ -375,7 +385,7 @@ def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any =
     if g.shape != (q.shape[0], v.shape[1]):
         raise ValueError(f"d_output has shape {g.shape} but the output has shape {(q.shape[0], v.shape[1])}")
     n_q, n_k = q.shape[0], k.shape[0]
-    allowed = None if mask is None else as_bool_matrix("mask", mask, (n_q, n_k))
+    allowed = as_mask("mask", mask, (n_q, n_k))
     sq, sk, sv = _symbol_matrix("q", q.shape), _symbol_matrix("k", k.shape), _symbol_matrix("v", v.shape)
     divisor = _exact_divisor(q.shape[1], scale)
     scores = sq * sk.T / divisor

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import as_array, as_matrix
-from .core import _scores, _weigh, additive_scores, project, scale_divisor
+from .core import SQRT_D_K, _scores, _weigh, additive_scores, project, scale_divisor
 
 __all__ = ["Retrieval", "bahdanau_retrieval", "retrieve", "transformer_retrieval"]
 
@@ -58,8 +58,9 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
     values:
         ``(n_k, d_v)``: one stored value per key.
     mask:
-        ``None``, a boolean ``(n_q, n_k)`` array (``True`` = may attend) or
-        an additive mask of 0 and ``-inf``. Forbidden entries get weight 0.
+        Any form of attnlib's one mask grammar: ``None``, :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>`,
+        a function ``allowed(i, j)``, a boolean ``(n_q, n_k)`` array (``True`` =
+        may attend) or an additive mask of 0 and ``-inf``. Forbidden entries get weight 0.
 
     Examples
     --------
@@ -112,13 +113,14 @@ def bahdanau_retrieval(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any, mask: Any =
 
 
 def transformer_retrieval(
-    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: bool | float = True
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: Any = SQRT_D_K
 ) -> Retrieval:
     """Transformer attention as a retrieval: scaled dot products of projections.
 
     ``Q = X_query W_Q``, ``K = X_memory W_K``, ``V = X_memory W_V``; the
-    scores are ``Q K^T / sqrt(d_k)`` (see :func:`attnlib.scaled_scores`) and
-    the values are ``V``. Pass the same matrix twice for self-attention.
+    scores are ``Q K^T / sqrt(d_k)`` (see :func:`attnlib.scaled_scores`; ``scale``
+    as there: :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>`, :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>`
+    or a positive number) and the values are ``V``. Pass the same matrix twice for self-attention.
 
     Examples
     --------

@@ -273,16 +273,19 @@ class Explorer(anywidget.AnyWidget):
         return [n for n in self.trait_names(sync=True) if n not in _BASE_NAMES]
 
     def set_state(self, sync_data: dict) -> None:
-        """A change from the browser: only state traits, checked like a change from code (all or nothing); a refusal is sent back."""
-        own = self._synced()
-        data = [k for k in sync_data if k in own and k not in self.STATE]
+        """A change from the browser: only state traits, checked like a change from code (all or nothing); a refusal is sent back.
+
+        Every other key is refused and named in ``error``: data the explorer was made with, the
+        widget's own traits (its front-end module ``_esm``, ``_css``, ``layout`` ...) and names that
+        are no trait at all; the page gets the kept values back.
+        """
+        not_settings = [k for k in sync_data if k not in self.STATE]
         refused = ""
-        if data:
-            refused = f"{', '.join(data)} cannot be changed from the page; kept the values set in Python"
-            self.send_state(data)
-        base = {k: v for k, v in sync_data.items() if k not in own}
-        if base:
-            super().set_state(base)
+        if not_settings:
+            refused = f"{', '.join(map(str, not_settings))} cannot be changed from the page; kept the values set in Python"
+            back = [k for k in not_settings if k in self.keys]
+            if back:
+                self.send_state(back)
         proposal = {}
         for k, v in sync_data.items():
             if k in self.STATE:

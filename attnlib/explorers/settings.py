@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_flag, as_int, as_matrix, as_real, to_ndarray
+from .._validate import as_flag, as_int, as_matrix, as_real, as_seed, to_ndarray
 
 __all__ = [
     "MAX_D_MODEL",
@@ -36,7 +36,9 @@ __all__ = [
     "check_flag",
     "check_flag_matrix",
     "check_int_range",
+    "check_names",
     "check_real_range",
+    "check_seed",
     "check_text",
     "check_tokens",
     "float_matrix",
@@ -140,10 +142,54 @@ def check_tokens(tokens: Any, n: int) -> list[str]:
 
 
 def check_text(setting: str, value: Any) -> str:
-    """A text (a title)."""
+    """A text (a title): a ``str``, never bytes, ``None`` or a number.
+
+    Raises
+    ------
+    SettingError
+        (a ``ValueError``) ``value`` is not a ``str``; the message starts with ``setting``.
+    """
     if not isinstance(value, str):
-        raise SettingError(setting, "a text", repr(value))
+        raise SettingError(setting, "a text", shown(value))
     return value
+
+
+def check_seed(setting: str, value: Any) -> int:
+    """A seed by attnlib's one seed rule (``attnlib._validate.as_seed``): ``3``, ``3.0`` or ``numpy.int64(3)``, as an ``int``.
+
+    Raises
+    ------
+    SettingError
+        (a ``ValueError``) ``True``, ``None``, text, a negative or non-integral number, a container.
+
+    Examples
+    --------
+    >>> check_seed("seed", 3.0)
+    3
+    """
+    return _translated(setting, "a non-negative integer seed (3, 3.0 or numpy.int64(3); not True, None or text)", as_seed, value)
+
+
+def check_names(setting: str, value: Any, allowed: Sequence[str]) -> list[str]:
+    """A list (or tuple) of names, each one of ``allowed`` (the controls or views an explorer shows).
+
+    Raises
+    ------
+    SettingError
+        (a ``ValueError``) ``value`` is not a list or tuple, or holds something that is not one of ``allowed``.
+
+    Examples
+    --------
+    >>> check_names("views", ("Q", "K"), ("Q", "K", "V"))
+    ['Q', 'K']
+    """
+    expected = f"a list of names out of {list(allowed)}"
+    if not isinstance(value, (list, tuple)):
+        raise SettingError(setting, expected, shown(value))
+    for name in value:
+        if not isinstance(name, str) or name not in allowed:
+            raise SettingError(setting, expected, f"{shown(name)} in {shown(value)}")
+    return list(value)
 
 
 def check_choice(setting: str, value: Any, choices: Sequence[int]) -> int:

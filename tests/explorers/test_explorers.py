@@ -128,11 +128,11 @@ def test_posts_value_projection_keeps_the_weights_and_moves_the_outputs():
 
 def test_posts_causal_row_and_unscaled_row():
     ex = explorers.attention_explorer()
-    ex.mask = "causal"
+    ex.mask = attnlib.CAUSAL
     assert ex.result.weights.round(4)[1].tolist() == [0.3302, 0.6698, 0.0]
     assert ex.mask.astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    ex.set(mask=None, d_k=None)
-    assert ex.d_k is None and ex.divisor == 1.0
+    ex.set(mask=None, d_k=attnlib.NO_SCALING)
+    assert ex.d_k is attnlib.NO_SCALING and ex.dk == 0 and ex.divisor == 1.0
     assert ex.result.weights.round(4)[0].tolist() == [0.5065, 0.1863, 0.3072]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from support.errors import raises
 
-from attnlib import _memory, backward, blocked, experiments, explorers, measure, training
+from attnlib import NO_SCALING, _memory, backward, blocked, experiments, explorers, measure, training
 from attnlib.core import attention
 from attnlib.explorers import kinds, snapshot
 
@@ -65,8 +65,8 @@ def test_none_is_checked_like_any_value(make, trait, setting):
 
 def test_none_for_the_attention_explorers_dk_means_no_scaling_and_is_stored_as_0():
     ex = explorers.attention_explorer()
-    ex.dk = None
-    assert ex.dk == 0 and ex.d_k is None
+    ex.dk = None  # the old spelling of attnlib.NO_SCALING (issue 47), still accepted
+    assert ex.dk == 0 and ex.d_k is NO_SCALING
     displays(ex)
 
 

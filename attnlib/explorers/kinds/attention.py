@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, Int, List, Unicode
 
-from ..._validate import to_ndarray
+from ..._validate import CAUSAL, MASK_FORMS, NO_SCALING, SQRT_D_K, as_mask
 from ...core import TOKENS, AttentionResult, attention, causal_mask, project, running_example, scale_divisor
 from ...plots import OKABE_ITO
 from ..base import Explorer, InvalidSetting, checked_trait, matrix_trait
@@ -48,6 +48,9 @@ from ..settings import (
     SettingError,
     check_choice,
     check_flag_matrix,
+    check_names,
+    check_seed,
+    check_text,
     check_tokens,
     check_X,
     float_matrix,
@@ -124,23 +127,36 @@ def dk_choices_for(d: int) -> list[int]:
     return sorted(set(DK_CHOICES) | {int(d)})
 
 
-def check_dk(value: Any, choices: Sequence[int]) -> int:
-    """The d_k the scores are divided by the root of; ``None`` or 0 means no scaling (returned as 0).
+def check_dk(value: Any, choices: Sequence[int], width: int | None = None) -> int:
+    """The d_k the scores are divided by the root of, as the trait ``dk`` keeps it (0 = no scaling).
+
+    In attnlib's one scale vocabulary: ``attnlib.NO_SCALING`` (stored as 0), ``attnlib.SQRT_D_K``
+    (the tokens' own width ``width``), or one of ``choices``. ``None``, ``0`` and ``"width"`` are the
+    old spellings of ``NO_SCALING`` and ``SQRT_D_K`` (aliases for one release).
+
+    Raises
+    ------
+    SettingError
+        (a ``ValueError``) anything else; the message starts with ``d_k``.
 
     Examples
     --------
-    >>> check_dk(None, [0, 1, 2]), check_dk(2, [0, 1, 2])
-    (0, 2)
+    >>> check_dk(NO_SCALING, [0, 1, 2]), check_dk(2, [0, 1, 2]), check_dk(SQRT_D_K, [0, 1, 2], 2)
+    (0, 2, 2)
     """
-    if value is None:
+    named = [c for c in choices if c]
+    expected = f"attnlib.NO_SCALING, attnlib.SQRT_D_K or one of {named}" if 0 in choices else f"attnlib.SQRT_D_K or one of {named}"
+    if value is NO_SCALING or value is None:
         if 0 in choices:
             return 0
-        raise SettingError("d_k", f"one of {list(choices)}", "None")
+        raise SettingError("d_k", expected, shown(value))
+    if value is SQRT_D_K or (isinstance(value, str) and value == "width"):
+        if width is not None and width in choices:
+            return int(width)
+        raise SettingError("d_k", expected, shown(value))
     try:
         return check_choice("d_k", value, choices)
     except SettingError:
-        named = [c for c in choices if c]
-        expected = f"None (no scaling) or one of {named}" if 0 in choices else f"one of {named}"
         raise SettingError("d_k", expected, shown(value)) from None
 
 
@@ -173,28 +189,35 @@ def effective_mask(mode: str, cells: np.ndarray, n: int) -> np.ndarray:
 
 
 def parse_mask(value: Any, n: int) -> tuple[str, np.ndarray]:
-    """``ex.mask = value``: ``None``/``"none"``, ``"causal"`` or a boolean matrix, as (mode, cells).
+    """``ex.mask = value`` in attnlib's one mask grammar (``attnlib._validate.as_mask``), as (mode, cells).
+
+    ``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean ``(n, n)`` matrix or an additive
+    one (0 / ``-inf``); the old texts ``"none"`` and ``"causal"`` are aliases for one release. A row that
+    may attend to no key is kept: the explorer shows a message for it.
+
+    Raises
+    ------
+    SettingError
+        (a ``ValueError``) anything else; the message starts with ``mask``.
 
     Examples
     --------
-    >>> mode, cells = parse_mask("causal", 2)
+    >>> mode, cells = parse_mask(CAUSAL, 2)
     >>> mode, cells.tolist()
     ('causal', [[True, False], [True, True]])
     """
-    if value is None:
-        return "none", effective_mask("none", None, n)
-    if isinstance(value, str):
-        if value not in ("none", "causal"):
-            raise SettingError("mask", f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix", shown(value))
-        return value, effective_mask(value, None, n)
     try:
-        arr = to_ndarray("mask", value)  # refuses numpy.ma arrays (their mask would be ignored) and ragged lists
+        allowed = as_mask("mask", value, (n, n), lazy=True, allow_empty_rows=True)
+        if allowed is None:
+            return "none", effective_mask("none", None, n)
+        if allowed is CAUSAL:
+            return "causal", effective_mask("causal", None, n)
+        if not isinstance(allowed, np.ndarray):  # a function: its pattern becomes the cells of a custom mask
+            allowed = as_mask("mask", allowed, (n, n), allow_empty_rows=True)
     except ValueError as exc:
-        raise SettingError("mask", f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix", str(exc)) from None
-    if arr.dtype != bool:
-        expected = f"None, 'none', 'causal' or a boolean ({n}, {n}) matrix (True = may attend)"
-        raise SettingError("mask", expected, f"dtype {arr.dtype}: {shown(arr)}")
-    return "custom", check_mask_cells(arr, n)
+        expected = MASK_FORMS.replace("(n_q, n_k)", f"({n}, {n})")
+        raise SettingError("mask", expected, f"{shown(value)} ({exc})") from None
+    return "custom", check_mask_cells(allowed, n)
 
 
 def no_key_message(token: str) -> str:
@@ -284,8 +307,8 @@ def attention_views(
     (True, True, [0.3302, 0.6698, 0.0])
     """
     n = X.shape[0]
-    scale: bool | float = False if dk == 0 else scale_divisor(dk)
-    divisor = scale_divisor(1, False) if dk == 0 else scale_divisor(dk)
+    scale: Any = NO_SCALING if dk == 0 else scale_divisor(dk)
+    divisor = scale_divisor(1, NO_SCALING) if dk == 0 else scale_divisor(dk)
     none: tuple[str | None, ...] = (None,) * n
     with np.errstate(over="ignore", invalid="ignore"):
         # the inputs are already checked, so the only way the products can fail is overflow
@@ -530,8 +553,12 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
     of the focused constructors. The state is readable and settable from code:
 
     * ``W_Q``, ``W_K``, ``W_V``: the matrices (read-only numpy arrays; assign a matrix);
-    * ``d_k``: the d_k the scores are scaled for (``None`` = no scaling; the trait ``dk`` holds 0 then);
-    * ``mask``: the boolean mask in force (``None`` = no mask); assign ``None``, ``"causal"`` or a matrix;
+    * ``d_k``: the d_k the scores are scaled for, ``attnlib.NO_SCALING`` for no scaling (the trait ``dk``,
+      the page's encoding, holds 0 then); assign ``attnlib.NO_SCALING``, ``attnlib.SQRT_D_K`` (the
+      tokens' width) or one of ``dk_choices`` (``None`` and 0 are old spellings of ``NO_SCALING``);
+    * ``mask``: the boolean mask in force (``None`` = no mask); assign any form of attnlib's one mask
+      grammar: ``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive
+      matrix (``"causal"`` and ``"none"`` are old spellings);
     * ``result``: the :class:`~attnlib.core.AttentionResult` of the setting, or ``None`` when some query
       row may attend to no key or a value overflows (``message`` says which);
     * ``set(...)`` changes several at once (all or nothing), ``reset()``, ``randomise()``.
@@ -543,15 +570,24 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
     tokens:
         One label per row of ``X``.
     controls, views:
-        Which controls and views the panel shows (see ``state.ALL_CONTROLS`` and ``state.ALL_VIEWS``).
+        Which controls and views the panel shows: lists of names out of ``ALL_CONTROLS`` and ``ALL_VIEWS``.
     W_Q, W_K, W_V:
         Starting matrices, ``(d_model, d_model)`` with entries in ``[-3, 3]`` (default: identity).
     d_k:
-        Starting d_k, ``None`` for no scaling (default: the width of ``X``).
+        Starting scaling: ``attnlib.SQRT_D_K`` (the default: the width of ``X``), ``attnlib.NO_SCALING``
+        or one of the d_k choices.
     mask:
-        Starting mask: ``None``, ``"causal"`` or a boolean matrix.
+        Starting mask, in attnlib's one mask grammar (see ``mask`` above).
+    title:
+        The panel's title, a text.
     seed:
-        Seed of the seeded random presets.
+        Seed of the seeded random presets, by attnlib's one seed rule.
+
+    Raises
+    ------
+    InvalidSetting
+        (a ``ValueError`` whose message starts with the setting's name) any argument that is not
+        what it says above.
     """
 
     STATE = ("W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
@@ -584,7 +620,7 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
         W_Q: Any = None,
         W_K: Any = None,
         W_V: Any = None,
-        d_k: int | None | str = "width",
+        d_k: Any = SQRT_D_K,
         mask: Any = None,
         title: str = "Attention explorer",
         seed: int = 0,
@@ -593,18 +629,16 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
         n, d = x.shape
         labels = (TOKENS if X is None else [f"x{i + 1}" for i in range(n)]) if tokens is None else tokens
         labels = self._checked(check_tokens, labels, n)
-        for c in controls:
-            if c not in ALL_CONTROLS:
-                raise InvalidSetting(SettingError("controls", f"a subset of {list(ALL_CONTROLS)}", repr(c)))
-        for v in views:
-            if v not in ALL_VIEWS:
-                raise InvalidSetting(SettingError("views", f"a subset of {list(ALL_VIEWS)}", repr(v)))
+        controls = self._checked(check_names, "controls", controls, ALL_CONTROLS)
+        views = self._checked(check_names, "views", views, ALL_VIEWS)
+        title = self._checked(check_text, "title", title)
+        seed = self._checked(check_seed, "seed", seed)
         choices = dk_choices_for(d)
         start = {
             name: self._checked(check_weight, name, np.eye(d) if given is None else given, d)
             for name, given in zip(W_NAMES, (W_Q, W_K, W_V))
         }
-        dk = self._checked(check_dk, d if d_k == "width" else d_k, choices)
+        dk = self._checked(check_dk, d_k, choices, d)
         mode, cells = self._checked(parse_mask, mask, n)
         moved = tuple(name for name in W_NAMES if name in controls)
         self._draw = 0
@@ -650,7 +684,7 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
         return check_weight("W_V", value, self.X.shape[1])
 
     def _check_dk(self, value: Any, now: Callable[[str], Any]) -> int:
-        return check_dk(value, self.dk_choices)
+        return check_dk(value, self.dk_choices, self.true_dk)
 
     def _check_mask_mode(self, value: Any, now: Callable[[str], Any]) -> str:
         return check_mask_mode(value)
@@ -668,12 +702,12 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
 
     # -- the Python API ------------------------------------------------------------
     @property
-    def d_k(self) -> int | None:
-        """The d_k of the scaling, ``None`` for no scaling."""
-        return None if self.dk == 0 else int(self.dk)
+    def d_k(self) -> Any:
+        """The d_k of the scaling, ``attnlib.NO_SCALING`` for no scaling."""
+        return NO_SCALING if self.dk == 0 else int(self.dk)
 
     @d_k.setter
-    def d_k(self, value: int | None) -> None:
+    def d_k(self, value: Any) -> None:
         self._apply({"dk": value})
 
     @property
@@ -728,8 +762,8 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
         """Back to the starting matrices, d_k and mask."""
         start = self.initial
         mode = start["mask_mode"]
-        mask = None if mode == "none" else mode if mode == "causal" else np.array(start["mask_cells"], dtype=bool)
-        d_k = None if start["dk"] == 0 else start["dk"]
+        mask = None if mode == "none" else CAUSAL if mode == "causal" else np.array(start["mask_cells"], dtype=bool)
+        d_k = NO_SCALING if start["dk"] == 0 else start["dk"]
         self.set(W_Q=start["W_Q"], W_K=start["W_K"], W_V=start["W_V"], d_k=d_k, mask=mask)
 
     def randomise(self) -> None:
@@ -802,7 +836,8 @@ def attention_explorer(X: Any = None, tokens: Sequence[str] | None = None) -> At
     Examples
     --------
     >>> ex = attention_explorer()
-    >>> ex.set(d_k=None).result.weights.round(4)[0].tolist()
+    >>> from attnlib import NO_SCALING
+    >>> ex.set(d_k=NO_SCALING).result.weights.round(4)[0].tolist()
     [0.5065, 0.1863, 0.3072]
     """
     return AttentionExplorer(X, tokens)
@@ -830,7 +865,8 @@ def mask_explorer() -> AttentionExplorer:
     Examples
     --------
     >>> ex = mask_explorer()
-    >>> ex.mask = "causal"
+    >>> from attnlib import CAUSAL
+    >>> ex.mask = CAUSAL
     >>> ex.result.weights.round(4)[0].tolist()
     [1.0, 0.0, 0.0]
     """

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, Int, List, Unicode
 
+from ..._validate import as_seed
 from ...core import attention_parameter_count, multi_head_attention
 from ..base import Explorer, checked_trait, matrix_trait
 from ..registry import factory
-from ..settings import check_choice, check_tokens, float_matrix, frozen, same_shape
+from ..settings import check_choice, check_seed, check_tokens, float_matrix, frozen, same_shape
 from ..snapshot import facts, flex, matrix_text, table_html
 
 __all__ = ["D_MODEL", "HEAD_CHOICES", "TOKENS", "HeadCountExplorer", "head_count_data", "head_count_explorer", "head_count_result"]
@@ -42,7 +43,7 @@ def head_count_data(seed: int = 0) -> dict[str, Any]:
     >>> d["X"].shape, d["param_counts"]["2"]
     ((4, 8), 256)
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_seed("seed", seed))
     X = rng.standard_normal((len(TOKENS), D_MODEL))
     W_Q, W_K, W_V = (rng.standard_normal((D_MODEL, D_MODEL)) / math.sqrt(D_MODEL) for _ in range(3))
     return {
@@ -105,7 +106,7 @@ class HeadCountExplorer(Explorer, kind="head_count", module="head_count.js"):
     n_heads = checked_trait(2)
 
     def __init__(self, seed: int = 0) -> None:
-        data = head_count_data(seed)
+        data = head_count_data(self._checked(check_seed, "seed", seed))
         super().__init__(
             title="Number of heads",
             tokens=list(TOKENS),

@@ -116,6 +116,19 @@ def _forward_case(data: Mapping[str, Any], ids: list[int]) -> dict[str, Any]:
     return {"weights": fwd.weights.tolist(), "logits": fwd.logits.tolist()}
 
 
+def _check_model(model: Any) -> induction.InductionModel:
+    if not isinstance(model, induction.InductionModel):
+        raise SettingError("model", "an attnlib.induction.InductionModel (or None, for the chapter's model)", shown(model))
+    return model
+
+
+def _checked_data(params: Any, model: induction.InductionModel) -> dict[str, Any]:
+    try:
+        return induction_data(params, model)
+    except ValueError as exc:
+        raise SettingError("params", "the model's parameters, a dict of its matrices (or None)", f"{shown(params)} ({exc})") from None
+
+
 class InductionExplorer(Explorer, kind="induction", module="induction.js"):
     """Chapter 17: type a text and watch a two-layer model's attention and predictions.
 
@@ -139,10 +152,10 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
         mode: str = "words",
     ) -> None:
         # without weights: the chapter's model as it starts, untrained (induction_explorer() gives the trained one)
-        model = induction.book_model() if model is None else model
-        data = induction_data(model.init(0) if params is None else params, model)
-        text = self._check_text(text, lambda name: None)
-        mode = self._check_mode(mode, lambda name: None)
+        model = induction.book_model() if model is None else self._checked(_check_model, model)
+        data = self._checked(_checked_data, model.init(0) if params is None else params, model)
+        text = self._checked(self._check_text, text, lambda name: None)
+        mode = self._checked(self._check_mode, mode, lambda name: None)
         super().__init__(title="Induction heads on your own text", weights=data, modes=list(MODES), text=text, mode=mode)
 
     def _check_text(self, value: Any, now: Callable[[str], Any]) -> str:

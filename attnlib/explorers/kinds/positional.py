@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, Int, List
 
-from ...core import scaled_scores
+from ...core import NO_SCALING, scaled_scores
 from ...positional import positional_frequencies, sinusoidal_encoding
 from ..base import Explorer, checked_trait
 from ..registry import factory
@@ -46,7 +46,7 @@ def positional_data() -> dict[str, Any]:
 
 def positional_similarity(table: np.ndarray, position: int) -> np.ndarray:
     """Dot products of ``PE(position)`` with every row of the table, shape ``(N_POSITIONS,)``."""
-    return scaled_scores(table[position : position + 1], table, scale=False)[0]
+    return scaled_scores(table[position : position + 1], table, scale=NO_SCALING)[0]
 
 
 def positional_snapshot(position: int, d_model: int, pe: np.ndarray, freqs: Sequence[float], similarity: np.ndarray) -> tuple[str, str]:

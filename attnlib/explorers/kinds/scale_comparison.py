@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, List, Unicode
 
-from ...core import TOKENS, AttentionResult, attention, running_example
+from ...core import NO_SCALING, SQRT_D_K, TOKENS, AttentionResult, attention, running_example
 from ..base import Explorer, checked_trait, matrix_trait
 from ..registry import factory
 from ..settings import check_real_range, check_tokens, check_X, same_shape
@@ -50,7 +50,7 @@ def stretched_attention(X: Any, length: float) -> tuple[AttentionResult, Attenti
     True
     """
     Xc = np.asarray(X, dtype=float) * length
-    return attention(Xc, Xc, Xc, scale=False), attention(Xc, Xc, Xc, scale=True)
+    return attention(Xc, Xc, Xc, scale=NO_SCALING), attention(Xc, Xc, Xc, scale=SQRT_D_K)
 
 
 def scale_comparison_snapshot(length: float, tokens: Sequence[str], raw: AttentionResult, scaled: AttentionResult) -> tuple[str, str]:

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, Int, List
 
-from ...core import scale_divisor, scaled_scores, softmax
+from ..._validate import as_seed
+from ...core import NO_SCALING, SQRT_D_K, scale_divisor, scaled_scores, softmax
 from ..base import Explorer, checked_trait
 from ..registry import factory
-from ..settings import check_choice
+from ..settings import check_choice, check_seed
 from ..snapshot import facts, flex, fmt, table_html
 
 __all__ = ["DK_CHOICES", "N_KEYS", "N_SAMPLES", "ScalingExplorer", "query_keys", "scaling_explorer", "scaling_samples", "scaling_view"]
@@ -57,7 +58,7 @@ def scaling_samples(seed: int = 0) -> dict[str, dict[str, Any]]:
     >>> len(s["raw_scores"]), 18 < s["spread_raw"] < 27, 0.8 < s["spread_scaled"] < 1.2
     (6, True, True)
     """
-    return copy.deepcopy(_scaling_samples(seed))
+    return copy.deepcopy(_scaling_samples(as_seed("seed", seed)))  # checked first: the cache is keyed by equality
 
 
 @functools.cache
@@ -70,9 +71,9 @@ def _scaling_samples(seed: int) -> dict[str, dict[str, Any]]:
         qs = rng.standard_normal((N_SAMPLES, d_k))
         ks = rng.standard_normal((N_SAMPLES, d_k))
         out[str(d_k)] = {
-            "raw_scores": [float(x) for x in scaled_scores(q, k, scale=False)[0]],
-            "spread_raw": float(scaled_scores(qs, ks, scale=False).std()),
-            "spread_scaled": float(scaled_scores(qs, ks, scale=True).std()),
+            "raw_scores": [float(x) for x in scaled_scores(q, k, scale=NO_SCALING)[0]],
+            "spread_raw": float(scaled_scores(qs, ks, scale=NO_SCALING).std()),
+            "spread_scaled": float(scaled_scores(qs, ks, scale=SQRT_D_K).std()),
         }
     return out
 
@@ -139,7 +140,7 @@ class ScalingExplorer(Explorer, kind="scaling", module="scaling.js"):
     dk = checked_trait(2)
 
     def __init__(self, seed: int = 0) -> None:
-        self.seed = seed
+        seed = self.seed = self._checked(check_seed, "seed", seed)
         super().__init__(
             title="Scaling: the dimension d_k of queries and keys", dk_choices=list(DK_CHOICES), samples=scaling_samples(seed), dk=2
         )

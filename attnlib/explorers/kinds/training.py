@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 from traitlets import Float, Int, List, Unicode
 
-from ..._validate import as_int
+from ..._validate import as_int, as_seed
 from ...experiments import learn_previous_token, previous_token_probe
 from ...training import Task, TrainingRun, relation_mass
 from ..base import Explorer, checked_trait
 from ..registry import factory
-from ..settings import check_choice
+from ..settings import check_choice, check_seed
 from ..snapshot import facts, flex, fmt, matrix_text, table_html
 
 __all__ = [
@@ -106,7 +106,7 @@ def training_data(seed: int = 0) -> dict[str, Any]:
     >>> d["steps"][:3], len(d["weights"][0]), len(d["bilinear"][0])
     ([0, 10, 20], 6, 8)
     """
-    return copy.deepcopy(_training_data(seed))
+    return copy.deepcopy(_training_data(as_seed("seed", seed)))  # checked first: the cache is keyed by equality
 
 
 @functools.cache
@@ -196,7 +196,9 @@ class TrainingExplorer(Explorer, kind="training", module="training.js"):
     step = checked_trait(0)
 
     def __init__(self, seed: int = 0) -> None:
-        super().__init__(title="Training: attention learns to look one token back", step=0, **training_data(seed))
+        # checked before the cache of training_data is read (a list is unhashable; 0j would equal a cached 0.0)
+        data = training_data(self._checked(check_seed, "seed", seed))
+        super().__init__(title="Training: attention learns to look one token back", step=0, **data)
 
     def _check_step(self, value: Any, now: Callable[[str], Any]) -> int:
         return check_step(value, self.steps)
