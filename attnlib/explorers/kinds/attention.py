@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from traitlets import Dict, Int, List, Unicode
 
-from ..._validate import CAUSAL, MASK_FORMS, NO_SCALING, SQRT_D_K, as_mask
+from ..._validate import CAUSAL, MASK_FORMS, NO_SCALING, SQRT_D_K, as_int, as_mask
 from ...core import TOKENS, AttentionResult, attention, causal_mask, project, running_example, scale_divisor
 from ...plots import OKABE_ITO
 from ..base import Explorer, InvalidSetting, checked_trait, matrix_trait
@@ -293,11 +293,19 @@ def _first_overflow(**views: np.ndarray) -> str:
 
 
 def attention_views(
-    X: np.ndarray, W_Q: Any, W_K: Any, W_V: Any, *, dk: int, mask: np.ndarray | None, tokens: Sequence[str]
+    X: np.ndarray, W_Q: Any, W_K: Any, W_V: Any, *, dk: Any, mask: Any, tokens: Sequence[str]
 ) -> AttentionViews:
     """The views of one setting, computed by :mod:`attnlib.core`; never raises for checked inputs.
 
-    ``dk = 0`` means no scaling; ``mask`` is ``None`` or the boolean pattern in force.
+    ``dk`` is the d_k the scores are divided by the root of, ``attnlib.NO_SCALING`` (or 0, the
+    trait's encoding) for no scaling and ``attnlib.SQRT_D_K`` for the width of ``X``; ``mask`` is
+    any form of attnlib's one mask grammar (a row that may attend to no key gets a message).
+
+    Raises
+    ------
+    ValueError
+        ``dk`` or ``mask`` is not of these forms (only reachable by calling it directly: the
+        explorer checks its settings first).
 
     Examples
     --------
@@ -307,6 +315,7 @@ def attention_views(
     (True, True, [0.3302, 0.6698, 0.0])
     """
     n = X.shape[0]
+    dk = X.shape[1] if dk is SQRT_D_K else 0 if dk is NO_SCALING else as_int("dk", dk, minimum=0, what="NO_SCALING, SQRT_D_K or a d_k")
     scale: Any = NO_SCALING if dk == 0 else scale_divisor(dk)
     divisor = scale_divisor(1, NO_SCALING) if dk == 0 else scale_divisor(dk)
     none: tuple[str | None, ...] = (None,) * n
@@ -322,7 +331,8 @@ def attention_views(
         error = _first_overflow(scores=scores)
         if error:
             return AttentionViews(Q, K, V, scores, None, None, None, divisor, none, None, error, error)
-    allowed = np.ones((n, n), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    mask = as_mask("mask", mask, (n, n), allow_empty_rows=True)  # the one mask grammar; an empty row gets a message
+    allowed = np.ones((n, n), dtype=bool) if mask is None else mask
     ok = np.flatnonzero(allowed.any(axis=1))
     messages = tuple(None if allowed[i].any() else no_key_message(str(tokens[i])) for i in range(n))
     if ok.size == n:
