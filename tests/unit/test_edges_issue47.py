@@ -123,8 +123,9 @@ def test_class_7_a_mask_function_with_an_empty_row_is_refused_by_the_backward(ti
     forward = raises(lambda: blocked.flash_attention(X3, X3, X3, mask=lambda i, j: pat[i, j]), "mask", "query row 0")
     out, lse = blocked.flash_attention(X3, X3, X3, return_lse=True)
     qt, kt = tiles
+    dO = np.ones((3, 2))
     backward = raises(
-        lambda: blocked.flash_attention_backward(X3, X3, X3, out, lse, np.ones((3, 2)), mask=lambda i, j: pat[i, j], query_tile=qt, key_tile=kt),
+        lambda: blocked.flash_attention_backward(X3, X3, X3, out, lse, dO, mask=lambda i, j: pat[i, j], query_tile=qt, key_tile=kt),
         "mask",
         "query row 0",
     )

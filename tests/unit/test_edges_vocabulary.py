@@ -183,7 +183,9 @@ SCALE_CALLS = {
     "retrieval.transformer_retrieval": lambda s: (
         retrieval.transformer_retrieval(X, X, I2, I2, I2) if s is DEFAULT else retrieval.transformer_retrieval(X, X, I2, I2, I2, scale=s)
     ),
-    "exact.exact_attention": lambda s: (exact.exact_attention([[1, 0], [0, 1]]) if s is DEFAULT else exact.exact_attention([[1, 0], [0, 1]], scale=s)).weights,
+    "exact.exact_attention": lambda s: (
+        exact.exact_attention([[1, 0], [0, 1]]) if s is DEFAULT else exact.exact_attention([[1, 0], [0, 1]], scale=s)
+    ).weights,
     "exact.exact_attention_gradients": lambda s: (
         exact.exact_attention_gradients([[1, 0]], [[1, 0], [0, 1]], [[1], [2]], [[1]])
         if s is DEFAULT
@@ -193,14 +195,18 @@ SCALE_CALLS = {
         backward.attention_backward(X, X, X, D_OUT) if s is DEFAULT else backward.attention_backward(X, X, X, D_OUT, scale=s)
     ),
     "backward.self_attention_backward": lambda s: (
-        backward.self_attention_backward(X, I2, I2, I2, D_OUT) if s is DEFAULT else backward.self_attention_backward(X, I2, I2, I2, D_OUT, scale=s)
+        backward.self_attention_backward(X, I2, I2, I2, D_OUT)
+        if s is DEFAULT
+        else backward.self_attention_backward(X, I2, I2, I2, D_OUT, scale=s)
     ),
     "backward.cross_attention_backward": lambda s: (
         backward.cross_attention_backward(X, X, I2, I2, I2, D_OUT)
         if s is DEFAULT
         else backward.cross_attention_backward(X, X, I2, I2, I2, D_OUT, scale=s)
     ),
-    "blocked.chunked_attention": lambda s: blocked.chunked_attention(X, X, X) if s is DEFAULT else blocked.chunked_attention(X, X, X, scale=s),
+    "blocked.chunked_attention": lambda s: (
+        blocked.chunked_attention(X, X, X) if s is DEFAULT else blocked.chunked_attention(X, X, X, scale=s)
+    ),
     "blocked.flash_attention": lambda s: blocked.flash_attention(X, X, X) if s is DEFAULT else blocked.flash_attention(X, X, X, scale=s),
     "blocked.flash_attention_backward": lambda s: (
         blocked.flash_attention_backward(X, X, X, *blocked.flash_attention(X, X, X, return_lse=True), D_OUT)
@@ -248,7 +254,8 @@ def test_the_attention_explorer_takes_the_scale_words_for_d_k():
     assert ex.dk == 0 and ex.d_k is NO_SCALING and ex.divisor == 1.0
     for old in (None, 0):  # the old spellings, kept for one release
         assert _no_warning(lambda old=old: explorers.AttentionExplorer(d_k=old)).dk == 0
-    assert explorers.AttentionExplorer(d_k=SQRT_D_K).d_k == explorers.AttentionExplorer().d_k == explorers.AttentionExplorer(d_k="width").d_k == 2
+    widths = [explorers.AttentionExplorer(**kw).d_k for kw in ({"d_k": SQRT_D_K}, {}, {"d_k": "width"})]
+    assert widths == [2, 2, 2]
     ex.d_k = SQRT_D_K
     assert ex.dk == 2
     ex.dk = NO_SCALING  # the page's trait takes the word too, and keeps its encoding 0
