@@ -57,6 +57,7 @@ __all__ = [
     "as_instance",
     "as_int",
     "as_int_sequence",
+    "as_labels",
     "as_mask",
     "as_matrix",
     "as_positive_int",
@@ -280,6 +281,29 @@ def as_int_sequence(name: str, values: Any, *, minimum: int = 1, allow_empty: bo
     if not out and not allow_empty:
         raise ValueError(f"{name} is empty; give at least one entry")
     return out
+
+
+def as_labels(name: str, value: Any, n: int) -> list[str]:
+    """``n`` labels (of rows or columns): a list, tuple or 1-d array, each entry shown as its ``str``.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is a string, bytes, a dict, a number or another non-sequence, or has not ``n``
+        entries; the message names ``name``.
+
+    Examples
+    --------
+    >>> as_labels("labels", ("x1", 2), 2)
+    ['x1', '2']
+    """
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise ValueError(f"{name} must be a list of {n} labels; got {_describe(value)} ({type(value).__name__})")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d list of {n} labels; got shape {value.shape}")
+    if len(value) != n:
+        raise ValueError(f"{name} has {len(value)} labels but {n} are needed; got {_describe(value)}")
+    return [str(v) for v in value]
 
 
 def real_scalar(value: Any) -> float | None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._memory import check_size
 from ._validate import (
     as_instance,
     as_int,
@@ -109,13 +110,27 @@ def learn_previous_token(
     """
     probe = previous_token_probe()
     d_model = probe.X.shape[1]
+    d_k = _width("d_k", d_k, d_model)
+    n_steps = as_positive_int("n_steps", n_steps)
+    record_steps = as_int_sequence("record_steps", record_steps, minimum=0, allow_empty=True)
+    optimizer = Adam(lr=lr)
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, PREVIOUS_TOKEN["n_symbols"])}
     params = init_params(shapes, 0.5, seed=seed)
-    return train(AttentionModel(), params, Adam(lr=lr), _previous_batches, n_steps, probe, record_steps, seed=seed)
+    try:
+        return train(AttentionModel(), params, optimizer, _previous_batches, n_steps, probe, record_steps, seed=seed)
+    except ValueError as exc:  # train names its own arguments (params, task): say which settings of the caller led there
+        raise ValueError(f"training with the given seed, d_k, lr and n_steps failed: {exc}") from None
 
 
 def _positive(name: str, value: float) -> float:
     return as_positive_real(name, value)
+
+
+def _width(name: str, value: Any, d_model: int) -> int:
+    """A width of queries and keys: a positive integer whose ``W_Q`` and ``W_K`` (``d_model x width``) fit in memory."""
+    width = as_positive_int(name, value)
+    check_size(f"{name}={width}: W_Q and W_K of {d_model} x {name} numbers", 2 * d_model * width)
+    return width
 
 
 def _seeded_runs(
@@ -141,11 +156,14 @@ def _seeded_runs(
     as_int_sequence("record_steps", record_steps, minimum=0, allow_empty=True)
     optimizer()  # the optimiser's own checks (lr)
     runs = []
-    for seed in seeds:
+    for i, seed in enumerate(seeds):
         params = init_params(shapes, std, seed=seed)
         for name, factor in (start_factors or {}).items():
             params[name] = factor * params[name]
-        runs.append(train(model, params, optimizer(), batches, n_steps, probe, record_steps, seed=seed, stop_above=stop_above))
+        try:
+            runs.append(train(model, params, optimizer(), batches, n_steps, probe, record_steps, seed=seed, stop_above=stop_above))
+        except ValueError as exc:  # train names its own arguments (params, task): say which settings of the caller led there
+            raise ValueError(f"the run of seeds[{i}] = {seed} with the given std, lr and n_steps failed: {exc}") from None
     return runs
 
 
@@ -192,13 +210,13 @@ def scaling_runs(
     >>> [round(float(r.saturations[0]), 4) for r in scaling_runs([0], scale=NO_SCALING, n_steps=1)]
     [0.8345]
     """
-    d_k = as_positive_int("d_k", d_k)
     seeds = as_int_sequence("seeds", seeds, minimum=0)
     model = AttentionModel(scale=scale)
     qk_init_factor = _positive("qk_init_factor", qk_init_factor)
     qk_lr_factor = _positive("qk_lr_factor", qk_lr_factor)
     probe = previous_token_probe()
     d_model = probe.X.shape[1]
+    d_k = _width("d_k", d_k, d_model)
     std = 1.0 / float(np.sqrt(np.mean(np.sum(probe.X**2, axis=1))))
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, PREVIOUS_TOKEN["n_symbols"])}
     factors = {"W_Q": qk_lr_factor, "W_K": qk_lr_factor} if qk_lr_factor != 1.0 else {}
@@ -527,8 +545,11 @@ def pair_rotation_fit(block: np.ndarray) -> tuple[float, float, float]:
         b = B[0, 1] / 2 - B[1, 0] / 2
         fit = np.array([[a, b], [-b, a]])
         c = finite_result(np.hypot(a, b), "the factor c = hypot(a, b) of the fit", "block")
-        half = float(np.linalg.norm(B / 2))  # the residual is a ratio of norms: of the halves, which stay finite
-        residual = float(np.linalg.norm(B / 2 - fit / 2)) / half if half > 0 else 0.0
+        # the residual is a ratio of norms: taken of B and the fit divided by the largest entry, whose squares stay finite
+        top = float(np.abs(B).max())
+        residual = float(np.linalg.norm((B - fit) / top if np.isfinite(B - fit).all() else B / top - fit / top)) / float(
+            np.linalg.norm(B / top)
+        ) if top > 0 else 0.0
     return float(c), float(np.arctan2(b, a)), residual
 
 

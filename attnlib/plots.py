@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_flag, as_int, as_positive_int, quiet, to_ndarray
+from ._validate import as_array, as_flag, as_int, as_labels, as_positive_int, quiet, to_ndarray
 from .blocked import key_blocks
 from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_displayable, is_masked
 
@@ -144,9 +144,8 @@ def heatmap(
     if m.ndim == 1:
         m = m[None, :]
     n_rows, n_cols = m.shape
-    for name, labels, n in (("row_labels", row_labels, n_rows), ("col_labels", col_labels, n_cols)):
-        if labels is not None and len(labels) != n:
-            raise ValueError(f"{name} has {len(labels)} labels but the matrix {m.shape} needs {n}")
+    row_labels = None if row_labels is None else as_labels("row_labels", row_labels, n_rows)
+    col_labels = None if col_labels is None else as_labels("col_labels", col_labels, n_cols)
     if ax is None:
         fig, ax = plt.subplots(figsize=(0.9 * n_cols + 1.6, 0.6 * n_rows + 1.0), layout="constrained")
     else:
@@ -212,9 +211,7 @@ def token_vectors(
     x = as_array("X", X, 2)
     if x.shape[1] != 2:
         raise ValueError(f"X must have 2 columns to be drawn in the plane; got shape {x.shape}")
-    if labels is not None and len(labels) != x.shape[0]:
-        raise ValueError(f"labels has {len(labels)} entries but X has {x.shape[0]} rows")
-    labels = list(labels) if labels is not None else [f"x{i + 1}" for i in range(x.shape[0])]
+    labels = as_labels("labels", labels, x.shape[0]) if labels is not None else [f"x{i + 1}" for i in range(x.shape[0])]
     if ax is None:
         fig, ax = plt.subplots(figsize=(4.2, 4.2), layout="constrained")
     else:
@@ -411,8 +408,9 @@ def path_length_heatmap(
     if raw.ndim != 2 or raw.dtype.kind not in "iuf" or raw.size == 0:
         raise ValueError(f"matrix must be a non-empty 2-d array of path lengths; got shape {raw.shape}, dtype {raw.dtype}")
     m = raw.astype(float)
-    if len(labels) != m.shape[0] or m.shape[0] != m.shape[1]:
-        raise ValueError(f"matrix must be square with one label per row; got shape {m.shape} and {len(labels)} labels")
+    if m.shape[0] != m.shape[1]:
+        raise ValueError(f"matrix must be square (a path length for every pair of tokens); got shape {m.shape}")
+    labels = as_labels("labels", labels, m.shape[0])
     if np.isnan(m).any() or (m < 0).any():
         raise ValueError("matrix must hold path lengths >= 0 or inf (no path); got NaN or a negative entry")
     no_path = np.isposinf(m)

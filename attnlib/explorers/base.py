@@ -292,8 +292,10 @@ class Explorer(anywidget.AnyWidget):
                 from_json = self.trait_metadata(k, "from_json", self._trait_from_json)
                 proposal[k] = from_json(v, self)
         if proposal:
+            # the lock holds what the page sent, as JSON (an array handed to set_state from code is compared as lists)
+            lock = {k: sync_data[k].tolist() if isinstance(sync_data[k], np.ndarray) else sync_data[k] for k in proposal}
             try:
-                with self._lock_property(**{k: sync_data[k] for k in proposal}):
+                with self._lock_property(**lock):
                     self._apply(proposal)
             except InvalidSetting as err:
                 refused = " ".join(t for t in (refused, str(err)) if t)

@@ -18,13 +18,13 @@ Every state trait (one the page may write) needs a good value in ``GOOD`` so tha
 from __future__ import annotations
 
 import json
-import math
 import re
 import warnings
 from collections import Counter
 
 import numpy as np
 import pytest
+from support.odd_values import EVERY
 
 from attnlib import explorers
 from attnlib.explorers import registry
@@ -48,38 +48,10 @@ COUNTS: Counter[str] = Counter()
 #: Every registered kind, built with its class's defaults (a new kind is covered by registering).
 KINDS = {kind: registry.explorer_class(kind) for kind in registry.kinds()}
 
-#: Odd values every trait is given: None, bools, numbers as text, non-integral and non-finite numbers,
-#: complex, containers, and matrices of text, booleans, complex numbers, numpy.ma, NaN and 1e308.
-ODD = [
-    None,
-    True,
-    False,
-    np.True_,
-    0,
-    1,
-    -1,
-    2.0,
-    2.5,
-    10**400,
-    math.nan,
-    math.inf,
-    -math.inf,
-    "2",
-    "abc",
-    b"1",
-    1 + 0j,
-    [],
-    {},
-    [[1]],
-    [["1", "0"], ["0", "1"]],
-    [[True, False], [False, True]],
-    np.array([[1 + 1j, 0], [0, 1]]),
-    np.ma.array([[1.0, 0.0], [0.0, 1.0]], mask=[[True, False], [False, False]]),
-    [[math.nan, 0.0], [0.0, 1.0]],
-    [[1e308, 0.0], [0.0, 1e308]],
-    [[1.0, 0.0], [1.0]],
-    object(),
-]
+#: Odd values every trait is given: every value of the one table (support/odd_values.py): None, bools, numbers as
+#: text, non-integral and non-finite numbers, complex, containers, and matrices of text, booleans, complex numbers,
+#: numpy.ma, NaN and 1e308.
+ODD = EVERY
 
 #: A good new value for every state trait of every kind (different from the explorer's start).
 GOOD = {

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import attnlib
+from attnlib._validate import Word
 
 
 def public_modules() -> list[ModuleType]:
@@ -42,8 +43,8 @@ def public_callables() -> Iterator[tuple[str, Any]]:
             obj = getattr(module, name, None)
             if not callable(obj) or getattr(obj, "__module__", None) != module.__name__:
                 continue
-            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-                continue  # a value that can be called (attnlib.CAUSAL) is a word of the vocabulary, not a function
+            if isinstance(obj, Word):
+                continue  # attnlib.CAUSAL can be called (a mask function), but it is a word of the vocabulary
             yield label_of(module.__name__, name), obj
             if inspect.isclass(obj):
                 for meth, member in vars(obj).items():
