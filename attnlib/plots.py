@@ -23,7 +23,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ._validate import as_array, as_flag, as_int, as_labels, as_positive_int, quiet, to_ndarray
+from ._validate import as_array, as_flag, as_instance, as_int, as_labels, as_positive_int, as_real, quiet, to_ndarray
 from .blocked import key_blocks
 from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_displayable, is_masked
 
@@ -80,10 +80,30 @@ def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
     n = as_int("n", n, minimum=1, what="a positive integer")
     if n > 4096:
         raise ValueError(f"n must be at most 4096 colours; got {n}")
-    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
-        raise ValueError(f"cmap must be the name of a matplotlib colormap (for example {CMAP!r}); got {cmap!r}"[:200])
+    cmap = _colour_map(cmap)
     rgba = matplotlib.colormaps[cmap](np.linspace(0.0, 1.0, n))
     return [matplotlib.colors.to_hex(c) for c in rgba], [readable_text_colour(c) for c in rgba]
+
+
+def _texts(**texts: Any) -> None:
+    """Titles and axis labels are texts (``""`` for none): a number or ``None`` would be drawn as its repr."""
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a text (a str, empty for none); got {value!r}"[:200])
+
+
+def _axes(ax: Any) -> Axes | None:
+    return None if ax is None else as_instance("ax", ax, Axes, "None or a matplotlib Axes to draw into")
+
+
+def _colour_map(cmap: Any) -> str:
+    if not isinstance(cmap, str) or cmap not in matplotlib.colormaps:
+        raise ValueError(f"cmap must be the name of a matplotlib colormap (for example {CMAP!r}); got {cmap!r}"[:200])
+    return cmap
+
+
+def _limit(name: str, value: Any) -> float | None:
+    return None if value is None else as_real(name, value)
 
 
 def readable_text_colour(rgba: Sequence[float]) -> str:
@@ -146,6 +166,8 @@ def heatmap(
     n_rows, n_cols = m.shape
     row_labels = None if row_labels is None else as_labels("row_labels", row_labels, n_rows)
     col_labels = None if col_labels is None else as_labels("col_labels", col_labels, n_cols)
+    _texts(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax, cmap, vmin, vmax = _axes(ax), _colour_map(cmap), _limit("vmin", vmin), _limit("vmax", vmax)
     if ax is None:
         fig, ax = plt.subplots(figsize=(0.9 * n_cols + 1.6, 0.6 * n_rows + 1.0), layout="constrained")
     else:
@@ -212,6 +234,9 @@ def token_vectors(
     if x.shape[1] != 2:
         raise ValueError(f"X must have 2 columns to be drawn in the plane; got shape {x.shape}")
     labels = as_labels("labels", labels, x.shape[0]) if labels is not None else [f"x{i + 1}" for i in range(x.shape[0])]
+    axis_names = as_labels("axis_names", axis_names, 2)
+    _texts(title=title)
+    ax = _axes(ax)
     if ax is None:
         fig, ax = plt.subplots(figsize=(4.2, 4.2), layout="constrained")
     else:
@@ -275,6 +300,8 @@ def loss_curves(
     if not isinstance(curves, Mapping) or not curves:
         raise ValueError(f"curves must be a non-empty dict of label -> list of loss curves; got {type(curves).__name__}")
     log = as_flag("log", log)
+    _texts(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax = _axes(ax)
     groups = {}
     for label, runs in curves.items():
         arr = as_array(f"curves[{label!r}]", runs, 2)
@@ -404,6 +431,8 @@ def path_length_heatmap(
     ['0', '1', 'none', '0']
     >>> plt.close(fig)
     """
+    _texts(title=title)
+    ax, vmax = _axes(ax), _limit("vmax", vmax)
     raw = to_ndarray("matrix", matrix)
     if raw.ndim != 2 or raw.dtype.kind not in "iuf" or raw.size == 0:
         raise ValueError(f"matrix must be a non-empty 2-d array of path lengths; got shape {raw.shape}, dtype {raw.dtype}")

@@ -287,7 +287,8 @@ def b_exact_gradients(draw):
 
 def b_loss_curves(draw):
     runs, steps = draw(SIZES), draw(SIZES)
-    return {"curves": {"a": np.abs(draw(real_array((runs, steps)))) + 1e-3}, "log": draw(st.booleans())}
+    return {"curves": {"a": np.abs(draw(real_array((runs, steps)))) + 1e-3}, "log": draw(st.booleans()), "xlabel": "step", "ylabel": "loss",
+            **DISPLAY}  # fmt: skip
 
 
 def b_label_points(draw):
@@ -397,20 +398,24 @@ def b_rgba(draw):
     return {"rgba": tuple(draw(st.floats(0, 1)) for _ in range(draw(st.sampled_from([3, 4]))))}
 
 
+DISPLAY = {"title": "t", "ax": None}  # the display arguments of the plots (issue 47: they get odd values too)
+
+
 def b_heatmap(draw):
     n, m = draw(SIZES), draw(SIZES)
-    return {"matrix": draw(real_array((n, m))), "decimals": draw(st.integers(0, 4))}
+    kw = {"matrix": draw(real_array((n, m))), "decimals": draw(st.integers(0, 4)), **DISPLAY}
+    return {**kw, "cmap": "viridis", "vmin": None, "vmax": None, "xlabel": "key", "ylabel": "query"}
 
 
 def b_token_vectors(draw):
     n = draw(SIZES)
-    return {"X": draw(real_array((n, 2))), "extra": {"o": draw(real_array((2,)))}}
+    return {"X": draw(real_array((n, 2))), "extra": {"o": draw(real_array((2,)))}, "axis_names": ("a", "b"), **DISPLAY}
 
 
 def b_path_heatmap(draw):
     n = draw(st.integers(1, 5))
     kind = draw(st.sampled_from(["rnn", "rnn_left_to_right", "attention"]))
-    return {"matrix": paths.path_length_matrix(n, kind), "labels": [f"x{i + 1}" for i in range(n)]}
+    return {"matrix": paths.path_length_matrix(n, kind), "labels": [f"x{i + 1}" for i in range(n)], "vmax": None, **DISPLAY}
 
 
 def b_layer_comparison(draw):
@@ -492,7 +497,7 @@ SPECS = [
      lambda d: {"value": d(st.one_of(st.floats(), st.integers(), st.sampled_from(ODD)))}, 100, ()),
     ("formatting.is_masked", formatting.is_masked, lambda d: {"value": d(st.one_of(st.floats(), st.sampled_from(ODD)))}, 50, ()),
     ("plots.readable_text_colour", plots.readable_text_colour, b_rgba, 75, ()),
-    ("plots.colour_table", plots.colour_table, b_ints("n", high=300), 25, ()),
+    ("plots.colour_table", plots.colour_table, lambda d: {**b_ints("n", high=300)(d), "cmap": "viridis"}, 25, ()),
     ("plots.path_length_heatmap", plots.path_length_heatmap, b_path_heatmap, 30, ()),
     ("plots.attention_data_flow", plots.attention_data_flow, b_ints("n", "d_model", "d_k", "d_v", high=600), 5, ()),
     ("plots.multi_head_data_flow", plots.multi_head_data_flow, b_ints("n", "d_model", "h", "d_k", "d_v", high=600), 5, ()),
