@@ -289,8 +289,8 @@ def as_labels(name: str, value: Any, n: int) -> list[str]:
     Raises
     ------
     ValueError
-        ``value`` is a string, bytes, a dict, a number or another non-sequence, or has not ``n``
-        entries; the message names ``name``.
+        ``value`` is a string, bytes, a dict, a number or another non-sequence, or has not ``n`` entries; the message
+        names ``name``.
 
     Examples
     --------
@@ -424,8 +424,8 @@ def as_bool_matrix(name: str, value: Any, shape: tuple[int, int], *, allow_empty
     Raises
     ------
     ValueError
-        ``value`` is not such a matrix (text, complex, ``numpy.ma``, a ragged list, numbers other
-        than 0 and ``-inf``), has another shape, or leaves a row with no key; the message names ``name``.
+        ``value`` is not such a matrix (text, complex, ``numpy.ma``, a ragged list, numbers other than 0 and ``-inf``),
+        has another shape, or leaves a row with no key; the message names ``name``.
     """
     arr = to_ndarray(name, value)
     if arr.dtype == object and arr.size and all(isinstance(v, (bool, np.bool_)) for v in arr.flat):
@@ -550,8 +550,8 @@ def as_scale(name: str, value: Any, number: Callable[[str, Any], Any] | None = N
     Raises
     ------
     ValueError
-        ``value`` is none of these (``None``, a string, a complex number, 0, a negative or a
-        non-finite number, a container), naming ``name``.
+        ``value`` is none of these (``None``, a string, a complex number, 0, a negative or a non-finite number, a
+        container), naming ``name``.
 
     Examples
     --------
@@ -620,8 +620,8 @@ def mask_tile(name: str, mask: Callable[..., Any], rows: tuple[int, int], keys: 
     Raises
     ------
     ValueError
-        The function raised, returned something that is not booleans, or a shape that does not
-        broadcast to the tile; the message names ``name``.
+        The function raised, returned something that is not booleans, or a shape that does not broadcast to the tile;
+        the message names ``name``.
 
     Examples
     --------
@@ -671,8 +671,8 @@ def as_mask(name: str, value: Any, shape: tuple[int, int], *, lazy: bool = False
     Raises
     ------
     ValueError
-        ``value`` is none of the forms, has the wrong shape, a function misbehaves, or a row may
-        attend to no key; the message names ``name``.
+        ``value`` is none of the forms, has the wrong shape, a function misbehaves, or a row may attend to no key; the
+        message names ``name``.
 
     Examples
     --------

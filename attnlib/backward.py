@@ -98,6 +98,12 @@ def softmax_backward(weights: Any, d_weights: Any) -> np.ndarray:
     d_weights:
         ``dL/dA``, same shape.
 
+    Raises
+    ------
+    ValueError
+        ``weights`` or ``d_weights`` is not finite real numbers of the expected shape; or a result would overflow
+        float64 (the error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> A = np.array([[0.5, 0.5, 0.0]])
@@ -131,6 +137,15 @@ def attention_backward(
     d_output:
         ``dL/dO``, shape ``(n_q, d_v)``.
 
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K``, ``V`` or ``d_output`` is not finite real numbers of the expected shape; ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a
+        positive number; or a result would overflow float64 (the error names the inputs it came from). The message names
+        the argument.
+
     Examples
     --------
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
@@ -148,6 +163,13 @@ def attention_backward_from(forward: AttentionResult, d_output: Any) -> Attentio
 
     ``forward`` is what :func:`attnlib.core.attention` returned (its inputs
     were checked there), so a training step runs the forward pass once.
+
+    Raises
+    ------
+    ValueError
+        ``forward`` is not the object it names (made by attnlib); ``d_output`` is not finite real numbers of the
+        expected shape; or a result would overflow float64 (the error names the inputs it came from). The message names
+        the argument.
 
     Examples
     --------
@@ -188,6 +210,13 @@ def _backward(forward: AttentionResult, d_out: np.ndarray, inputs: str) -> Atten
 
 def projection_gradients(X_query: Any, X_memory: Any, grads: AttentionGradients) -> ProjectionGradients:
     """From ``(dQ, dK, dV)`` to the projection matrices: ``dW_Q = X_query^T dQ``, ``dW_K = X_memory^T dK``, ``dW_V = X_memory^T dV``.
+
+    Raises
+    ------
+    ValueError
+        ``X_query`` or ``X_memory`` is not finite real numbers of the expected shape; ``grads`` is not an
+        ``AttentionGradients`` of finite real matrices that fit the inputs; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -233,6 +262,15 @@ def cross_attention_backward(
 
     ``dW_Q = X_query^T dQ``, ``dW_K = X_memory^T dK``, ``dW_V = X_memory^T dV``.
 
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K``, ``W_V`` or ``d_output`` is not finite real numbers of the expected
+        shape; ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an
+        additive matrix of the scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
+
     Examples
     --------
     >>> I = np.eye(2)
@@ -249,6 +287,15 @@ def self_attention_backward(
     X: Any, W_Q: Any, W_K: Any, W_V: Any, d_output: Any, mask: Any = None, scale: Any = SQRT_D_K
 ) -> ProjectionGradients:
     """Gradients with respect to ``W_Q``, ``W_K``, ``W_V`` of :func:`attnlib.core.self_attention`.
+
+    Raises
+    ------
+    ValueError
+        ``X``, ``W_Q``, ``W_K``, ``W_V`` or ``d_output`` is not finite real numbers of the expected shape; ``mask`` is
+        not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the
+        scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING``
+        or a positive number; or a result would overflow float64 (the error names the inputs it came from). The message
+        names the argument.
 
     Examples
     --------
@@ -322,6 +369,15 @@ def multi_head_attention_backward(
     ``sqrt(d_head)``), and the blocks of ``dQ``, ``dK``, ``dV`` are placed
     back in the packed layout before the projection step.
 
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K``, ``W_V``, ``W_O`` or ``d_output`` is not finite real numbers of the
+        expected shape; ``n_heads`` is not a positive integer (or does not divide the width); ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; or a result would overflow float64 (the error names the inputs it came
+        from). The message names the argument.
+
     Examples
     --------
     >>> X, I = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), np.eye(2)
@@ -335,6 +391,13 @@ def multi_head_attention_backward(
 
 def multi_head_backward_from(forward: MultiHeadResult, X_query: Any, X_memory: Any, d_output: Any) -> MultiHeadGradients:
     """The multi-head backward pass from the result of :func:`attnlib.core.multi_head_parts`.
+
+    Raises
+    ------
+    ValueError
+        ``forward`` is not the object it names (made by attnlib); ``X_query``, ``X_memory`` or ``d_output`` is not
+        finite real numbers of the expected shape; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
 
     Examples
     --------
@@ -370,6 +433,13 @@ def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1
     Entry ``i`` is ``(fn(x + eps e_i) - fn(x - eps e_i)) / (2 eps)``; its
     error shrinks like ``eps**2`` until floating-point rounding takes over.
 
+    Raises
+    ------
+    ValueError
+        ``fn`` is not a function; ``x`` is not finite real numbers of the expected shape; ``eps`` is not a finite real
+        number in its range; or a result would overflow float64 (the error names the inputs it came from). The message
+        names the argument.
+
     Examples
     --------
     >>> central_difference(lambda x: float(np.sum(x ** 3)), [[1.0, 2.0]]).round(6).tolist()
@@ -395,6 +465,12 @@ def central_difference(fn: Callable[[np.ndarray], float], x: Any, eps: float = 1
 
 def relative_error(computed: Any, reference: Any) -> float:
     """``max |computed - reference| / max(max |reference|, 1e-300)``: one number per comparison.
+
+    Raises
+    ------
+    ValueError
+        ``computed`` or ``reference`` is not finite real numbers of the expected shape; or a result would overflow
+        float64 (the error names the inputs it came from). The message names the argument.
 
     Examples
     --------

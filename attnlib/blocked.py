@@ -97,6 +97,11 @@ class KeyBlock:
 def block_count(n_keys: int, block_size: int) -> int:
     """How many blocks of ``block_size`` keys cover ``n_keys`` keys (the last one may be shorter).
 
+    Raises
+    ------
+    ValueError
+        ``n_keys`` or ``block_size`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> block_count(4096, 128), block_count(5, 2), block_count(3, 10)
@@ -109,6 +114,12 @@ def block_count(n_keys: int, block_size: int) -> int:
 
 def key_block(n_queries: int, n_keys: int, block_size: int, index: int, causal: bool = False) -> KeyBlock:
     """Block number ``index`` (0-based) of :func:`key_blocks`, without listing the others.
+
+    Raises
+    ------
+    ValueError
+        ``n_queries``, ``n_keys`` or ``block_size`` is not a positive integer; ``index`` is not an integer in its range;
+        ``causal`` is not ``True`` or ``False``. The message names the argument.
 
     Examples
     --------
@@ -139,6 +150,12 @@ def key_blocks(n_queries: int, n_keys: int, block_size: int, causal: bool = Fals
     With ``causal=True`` query ``i`` may see key ``j`` only when ``j <= i``, so
     a block starting at key ``j0`` is scored against rows ``j0 ... n_queries - 1``
     only, and blocks starting at or beyond ``n_queries`` are dropped.
+
+    Raises
+    ------
+    ValueError
+        ``n_queries``, ``n_keys`` or ``block_size`` is not a positive integer; ``causal`` is not ``True`` or ``False``.
+        The message names the argument.
 
     Examples
     --------
@@ -218,6 +235,13 @@ def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.nda
         every partial sum made relative to the old maximum must be multiplied
         by; ``p = exp(scores - m_new)``, the block's terms; and
         ``l_new = l * rescale + sum(p)``.
+
+    Raises
+    ------
+    ValueError
+        ``m`` or ``scores`` is not real numbers (``-inf`` allowed) of the expected shape; ``l`` is not a finite real
+        number in its range; or a result would overflow float64 (the error names the inputs it came from). The message
+        names the argument.
 
     Examples
     --------
@@ -308,6 +332,14 @@ def online_softmax_trace(scores: Any, block_sizes: int | Sequence[int], values: 
     values:
         Optional ``(n, d_v)`` values; then the running weighted sum is traced too,
         and ``acc_after / l_after`` of the last step is the attention output.
+
+    Raises
+    ------
+    ValueError
+        ``scores`` is not real numbers (``-inf`` allowed) of the expected shape; ``block_sizes`` is not a positive
+        integer or a list of them that adds up to the number of scores; ``values`` is neither ``None`` nor real, finite
+        numbers of the expected shape; or a result would overflow float64 (the error names the inputs it came from). The
+        message names the argument.
 
     Examples
     --------
@@ -424,6 +456,15 @@ def chunked_attention(
         ``(n_q, d_v)``; with ``return_lse=True`` the pair ``(output, lse)``
         with ``lse`` of shape ``(n_q,)``.
 
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K`` or ``V`` is not finite real numbers of the expected shape; ``block_size`` is not a positive
+        integer; ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an
+        additive matrix of the scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; ``return_lse`` is not ``True`` or ``False``; or a result would
+        overflow float64 (the error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> from attnlib.core import attention, running_example
@@ -535,6 +576,11 @@ def two_block_identity(first: int = 2, second: int = 2) -> TwoBlockIdentity:
     ----------
     first, second:
         How many keys each block has.
+
+    Raises
+    ------
+    ValueError
+        ``first`` or ``second`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -773,6 +819,16 @@ def flash_attention(
         ``(output, lse)``, ``lse[i] = log(sum_j exp(s_ij))`` over the scaled,
         masked scores of row ``i``, which :func:`flash_attention_backward` needs.
 
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K`` or ``V`` is not finite real numbers of the expected shape; ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores' shape) or
+        leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a positive
+        number; ``return_lse`` is not ``True`` or ``False``; ``query_tile``, ``key_tile`` or ``workers`` is not a
+        positive integer; ``dtype`` is not one of the values it may take; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> from attnlib.core import attention, running_example
@@ -900,6 +956,16 @@ def flash_attention_backward(
     -------
     AttentionGradients
         ``(dQ, dK, dV)``, the same named tuple as :func:`attnlib.backward.attention_backward`.
+
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K``, ``V``, ``output``, ``lse`` or ``d_output`` is not finite real numbers of the expected shape;
+        ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive
+        matrix of the scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; ``query_tile``, ``key_tile`` or ``workers`` is not a positive
+        integer; ``dtype`` is not one of the values it may take; or a result would overflow float64 (the error names the
+        inputs it came from). The message names the argument.
 
     Examples
     --------

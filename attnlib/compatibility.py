@@ -62,6 +62,12 @@ def random_additive_parameters(d_s: int, d_h: int, d_a: int, seed: int = 0) -> t
     always gives the same numbers. ``seed`` is a non-negative integer: an
     int, a numpy integer or an integral float such as ``3.0``.
 
+    Raises
+    ------
+    ValueError
+        ``d_s``, ``d_h`` or ``d_a`` is not a positive integer; ``seed`` is not a seed by the seed rule (a non-negative
+        integer or a ``numpy.random.Generator``). The message names the argument.
+
     Examples
     --------
     >>> W_a, U_a, v_a = random_additive_parameters(2, 2, 3, seed=0)
@@ -89,6 +95,11 @@ def tanh_evaluation_count(n_q: int, n_k: int, d_a: int) -> int:
     ``tanh(W_a s_i + U_a h_j)`` of ``d_a`` entries, so the count is
     ``n_q * n_k * d_a``.
 
+    Raises
+    ------
+    ValueError
+        ``n_q``, ``n_k`` or ``d_a`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> tanh_evaluation_count(3, 3, 2)
@@ -104,6 +115,11 @@ def matmul_multiply_count(n_rows: int, n_inner: int, n_cols: int) -> int:
 
     Each of the ``n_rows * n_cols`` result entries is a dot product of
     length ``n_inner`` (schoolbook multiplication, the way GPU kernels do it).
+
+    Raises
+    ------
+    ValueError
+        ``n_rows``, ``n_inner`` or ``n_cols`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -162,6 +178,12 @@ def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
     product, which accelerators are built for, instead of a 3-d tensor of
     ``tanh`` values).
 
+    Raises
+    ------
+    ValueError
+        ``kind`` is not one of the values it may take; ``n_q``, ``n_k`` or ``d`` is not a positive integer. The message
+        names the argument.
+
     Examples
     --------
     >>> pairwise_score_cost("additive", 3, 3, 2)
@@ -186,6 +208,12 @@ def bilinear_matrix(W_Q: Any, W_K: Any) -> np.ndarray:
     ``W_Q`` and ``W_K`` are ``(d_model, d_k)``; ``A`` is ``(d_model, d_model)``
     and has rank at most ``d_k``.
 
+    Raises
+    ------
+    ValueError
+        ``W_Q`` or ``W_K`` is not finite real numbers of the expected shape; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> bilinear_matrix([[1.0], [2.0]], [[3.0], [1.0]]).tolist()
@@ -201,6 +229,12 @@ def bilinear_matrix(W_Q: Any, W_K: Any) -> np.ndarray:
 
 def bilinear_scores(X: Any, A: Any, Y: Any = None) -> np.ndarray:
     """All bilinear scores ``e_ij = x_i A y_j^T`` (rows of ``X`` against rows of ``Y``; ``Y`` defaults to ``X``).
+
+    Raises
+    ------
+    ValueError
+        ``X``, ``A`` or ``Y`` is not finite real numbers of the expected shape; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -271,6 +305,11 @@ def bilinear_parameter_counts(d_model: int, d_k: int) -> BilinearParameterCounts
     The factors hold ``2 d_model d_k`` numbers, so they are the smaller
     choice only when ``d_k < d_model / 2``.
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``d_k`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> c = bilinear_parameter_counts(512, 300)
@@ -294,6 +333,11 @@ def symbolic_bilinear_regrouping(d_model: int, d_k: int) -> BilinearProof:
     so that they are never mistaken for the query and key vectors ``q_i``
     and ``k_j``; coordinate ``c`` of ``x_i`` is ``x_ic``. Sizes are limited to
     ``MAX_SYMBOLIC_SIZE`` to keep the expansion quick.
+
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``d_k`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -338,6 +382,12 @@ def value_contributions(weights: Any, V: Any) -> np.ndarray:
     -------
     ``(n_q, n_k, d_v)`` array; ``result[i, j]`` is ``A_ij * v_j`` and
     ``result.sum(axis=1)`` equals ``weights @ V``.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` or ``V`` is not finite real numbers of the expected shape; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
 
     Examples
     --------

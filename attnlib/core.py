@@ -101,6 +101,12 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     exactly 0. A slice whose entries are all ``-inf`` has no defined softmax
     and raises :class:`ValueError`; so do NaN and ``+inf``.
 
+    Raises
+    ------
+    ValueError
+        ``x`` is not real numbers (``-inf`` allowed) of 1 to 4 dimensions; ``axis`` is not an axis of ``x``; or a slice
+        along ``axis`` is entirely ``-inf`` (no entry may receive weight). The message names the argument.
+
     Examples
     --------
     >>> softmax([0.0, 0.0]).tolist()
@@ -138,8 +144,8 @@ def scale_divisor(d_k: int, scale: Any = SQRT_D_K) -> float:
     Raises
     ------
     ValueError
-        ``d_k`` is not a positive integer, or ``scale`` is none of the above
-        (``None``, a string, 0, a negative or non-finite number).
+        ``d_k`` is not a positive integer, or ``scale`` is none of the above (``None``, a string, 0, a negative or
+        non-finite number).
 
     Examples
     --------
@@ -173,6 +179,13 @@ def _scores(q: np.ndarray, k: np.ndarray, divisor: float, inputs: str) -> tuple[
 def scaled_scores(Q: Any, K: Any, scale: Any = SQRT_D_K) -> np.ndarray:
     """Scores ``Q K^T`` divided by the scale (``sqrt(d_k)`` by default).
 
+    Raises
+    ------
+    ValueError
+        ``Q`` or ``K`` is not finite real numbers of the expected shape; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
+
     Examples
     --------
     >>> X = running_example()
@@ -188,6 +201,11 @@ def scaled_scores(Q: Any, K: Any, scale: Any = SQRT_D_K) -> np.ndarray:
 def causal_mask(n: int) -> np.ndarray:
     """Boolean ``(n, n)`` mask, ``True`` where query ``i`` may attend to key ``j <= i``.
 
+    Raises
+    ------
+    ValueError
+        ``n`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> causal_mask(3).astype(int).tolist()
@@ -200,6 +218,11 @@ def causal_mask(n: int) -> np.ndarray:
 
 def additive_mask(allowed: Any) -> np.ndarray:
     """The additive mask ``M``: 0 where attending is allowed, ``-inf`` where not.
+
+    Raises
+    ------
+    ValueError
+        ``allowed`` is not a boolean matrix. The message names the argument.
 
     Examples
     --------
@@ -266,6 +289,15 @@ def attention(Q: Any, K: Any, V: Any, mask: Any = None, scale: Any = SQRT_D_K) -
         :data:`SQRT_D_K` divides by ``sqrt(d_k)``, :data:`NO_SCALING` does not
         scale, a positive number divides by that number.
 
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K`` or ``V`` is not finite real numbers of the expected shape; ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores' shape) or
+        leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a positive
+        number; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
+
     Examples
     --------
     >>> X = running_example()
@@ -315,6 +347,13 @@ def _weigh(
 def project(X: Any, W: Any, x_name: str = "X", w_name: str = "W") -> np.ndarray:
     """The projection ``X W`` of token rows, with shape checks that name both arguments.
 
+    Raises
+    ------
+    ValueError
+        ``X`` or ``W`` is not finite real numbers of the expected shape (or their widths do not fit); ``x_name`` or
+        ``w_name`` is not a name; or the product overflows float64. The message names the argument by ``x_name`` and
+        ``w_name``.
+
     Examples
     --------
     >>> project(running_example(), [[1, 0], [1, 1]]).tolist()
@@ -336,6 +375,15 @@ def cross_attention(
     """Attention with queries from one sequence and keys and values from another.
 
     ``Q = X_query W_Q``, ``K = X_memory W_K``, ``V = X_memory W_V``.
+
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K`` or ``W_V`` is not finite real numbers of the expected shape;
+        ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive
+        matrix of the scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
 
     Examples
     --------
@@ -371,6 +419,15 @@ def _projected_attention(
 
 def self_attention(X: Any, W_Q: Any, W_K: Any, W_V: Any, mask: Any = None, scale: Any = SQRT_D_K) -> AttentionResult:
     """Self-attention: queries, keys and values all come from ``X``.
+
+    Raises
+    ------
+    ValueError
+        ``X``, ``W_Q``, ``W_K`` or ``W_V`` is not finite real numbers of the expected shape; ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a
+        positive number; or a result would overflow float64 (the error names the inputs it came from). The message names
+        the argument.
 
     Examples
     --------
@@ -411,6 +468,12 @@ def head_width(d_model: int, n_heads: int) -> int:
     The one place of that rule (:func:`multi_head_parts`, :func:`attention_parameter_count` and
     :func:`attnlib.heads.head_dim` call it).
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``n_heads`` is not a positive integer (or ``n_heads`` does not divide ``d_model``). The message
+        names the argument.
+
     Examples
     --------
     >>> head_width(512, 8)
@@ -438,6 +501,15 @@ def multi_head_parts(
     mask: Any = None,
 ) -> MultiHeadResult:
     """Multi-head attention keeping every head's intermediates (see :func:`multi_head_attention`).
+
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K``, ``W_V`` or ``W_O`` is not finite real numbers of the expected
+        shape; ``n_heads`` is not a positive integer (or does not divide the width); ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores' shape) or
+        leaves a query row with no key; or a result would overflow float64 (the error names the inputs it came from).
+        The message names the argument.
 
     Examples
     --------
@@ -499,6 +571,15 @@ def multi_head_attention(
     weights:
         ``(n_heads, n_q, n_k)``, one attention matrix per head.
 
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K``, ``W_V`` or ``W_O`` is not finite real numbers of the expected
+        shape; ``n_heads`` is not a positive integer (or does not divide the width); ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores' shape) or
+        leaves a query row with no key; or a result would overflow float64 (the error names the inputs it came from).
+        The message names the argument.
+
     Examples
     --------
     >>> X, I = running_example(), np.eye(2)
@@ -515,6 +596,12 @@ def attention_parameter_count(d_model: int, n_heads: int, bias: bool = False) ->
 
     The count does not depend on ``n_heads`` (each head has ``d_model/n_heads``
     columns), but ``n_heads`` must still divide ``d_model``.
+
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``n_heads`` is not a positive integer (or ``n_heads`` does not divide ``d_model``); ``bias`` is
+        not ``True`` or ``False``. The message names the argument.
 
     Examples
     --------
@@ -546,6 +633,12 @@ def additive_scores(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any) -> np.ndarray:
     -------
     ``(n_q, n_k)`` scores. Computing them takes ``n_q * n_k * d_a`` tanh
     evaluations, one hidden vector per *pair*.
+
+    Raises
+    ------
+    ValueError
+        ``S``, ``H``, ``W_a``, ``U_a`` or ``v_a`` is not finite real numbers of the expected shape; or a result would
+        overflow float64 (the error names the inputs it came from). The message names the argument.
 
     Examples
     --------

@@ -39,6 +39,11 @@ DTYPE_BYTES: dict[str, int] = {"float64": 8, "float32": 4, "float16": 2, "bfloat
 def bytes_per_entry(dtype: str) -> int:
     """Bytes one number takes in ``dtype`` (a name from :data:`DTYPE_BYTES`).
 
+    Raises
+    ------
+    ValueError
+        ``dtype`` is not one of the values it may take. The message names the argument.
+
     Examples
     --------
     >>> bytes_per_entry("float32"), bytes_per_entry("bfloat16")
@@ -51,6 +56,11 @@ def bytes_per_entry(dtype: str) -> int:
 
 def score_matrix_entries(n: int, n_keys: int | None = None, heads: int = 1, batch: int = 1) -> int:
     """Number of scores: ``batch * heads * n * n_keys`` (``n_keys`` defaults to ``n``, self-attention).
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``n_keys``, ``heads`` or ``batch`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -68,6 +78,12 @@ def score_matrix_entries(n: int, n_keys: int | None = None, heads: int = 1, batc
 
 def score_matrix_bytes(n: int, dtype: str = "float32", heads: int = 1, batch: int = 1, n_keys: int | None = None) -> int:
     """Bytes needed to store the ``n x n_keys`` score matrices of ``heads`` heads and ``batch`` sequences.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``heads``, ``batch`` or ``n_keys`` is not a positive integer; ``dtype`` is not one of the values it may
+        take. The message names the argument.
 
     Examples
     --------
@@ -93,6 +109,11 @@ def attention_flops(n: int, d_k: int, heads: int = 1, d_v: int | None = None, n_
     and left out. ``d_v`` defaults to ``d_k`` and ``n_keys`` to ``n``. The
     blocked version does the same products in pieces, so the count is the
     same for both.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``d_k``, ``heads``, ``d_v`` or ``n_keys`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -133,6 +154,12 @@ def blocked_working_set_bytes(
     (``n d_k + n_keys (d_k + d_v)`` more numbers, also linear in ``n``);
     ``input_copies=True`` counts them too, which is what ``tracemalloc``
     measures for a float64 call of ``chunked_attention``.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``d_k``, ``block_size``, ``heads``, ``d_v`` or ``n_keys`` is not a positive integer; ``dtype`` is not one
+        of the values it may take; ``input_copies`` is not ``True`` or ``False``. The message names the argument.
 
     Examples
     --------
@@ -241,6 +268,12 @@ def attention_traffic(
         The block of ``"key_blocked"`` and the tile shape of ``"tiled"`` (keyword only).
     dtype:
         A name from :data:`DTYPE_BYTES`.
+
+    Raises
+    ------
+    ValueError
+        ``method`` or ``dtype`` is not one of the values it may take; ``n``, ``d``, ``cache_bytes``, ``block_size``,
+        ``query_tile`` or ``key_tile`` is not a positive integer. The message names the argument.
 
     Examples
     --------

@@ -53,6 +53,12 @@ def exact_number(name: str, value: Any) -> sp.Expr:
     strings raise :class:`ValueError` naming ``name``: no string is ever
     parsed or evaluated. Complex numbers (``sympy.I``) are refused too.
 
+    Raises
+    ------
+    ValueError
+        ``value`` is NaN, infinite, a boolean, a string, bytes, complex or not a number at all; the message names
+        ``name``.
+
     Examples
     --------
     >>> exact_number("x", 0.5), exact_number("x", 3), exact_number("x", sp.sqrt(2))
@@ -78,6 +84,12 @@ def exact_number(name: str, value: Any) -> sp.Expr:
 
 def exact_matrix(name: str, value: Any) -> sp.Matrix:
     """Convert a 2-d array-like to a sympy ``Matrix`` of exact entries.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a text; ``value`` is not a 2-d list, array or sympy ``Matrix`` of real numbers (NaN, infinities,
+        booleans, strings and complex numbers are refused, naming ``name`` and the entry).
 
     Examples
     --------
@@ -115,6 +127,12 @@ def exact_softmax(values: Any, allowed: Any = None) -> tuple[list[sp.Expr], list
     -------
     weights, exponentials, normalizer:
         ``weights[j] = exponentials[j] / normalizer``.
+
+    Raises
+    ------
+    ValueError
+        ``values`` is not a non-empty list of exact (or convertible) real numbers; ``allowed`` is not ``None`` or a list
+        of booleans of the same length that allows at least one entry. The message names the argument.
 
     Examples
     --------
@@ -251,6 +269,14 @@ def exact_attention(
         :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>` does not scale, a positive
         number (a sympy expression too) divides by that number.
 
+    Raises
+    ------
+    ValueError
+        ``X``, ``W_Q``, ``W_K`` or ``W_V`` is not finite real numbers of the expected shape; ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a
+        positive number. The message names the argument.
+
     Examples
     --------
     >>> r = exact_attention([[1, 0], [0, 1], [0.5, 0.5]])
@@ -322,6 +348,13 @@ def to_float(M: Any, digits: int = 30) -> np.ndarray:
     never parsed; so are NaN, ``+oo``, complex values, free symbols and values
     beyond float64 (which raise a :class:`ValueError` saying they overflowed).
 
+    Raises
+    ------
+    ValueError
+        ``M`` is not a sympy expression, matrix or real number (a string is never parsed), or an entry has no finite
+        real value (``-oo`` becomes ``-inf``); ``digits`` is not an integer from 1 to 1000. The message names the
+        argument.
+
     Examples
     --------
     >>> to_float(sp.Matrix([[sp.sqrt(2), -sp.oo]])).round(4).tolist()
@@ -365,6 +398,14 @@ def exact_attention_gradients(Q: Any, K: Any, V: Any, d_output: Any, mask: Any =
     ``softmax(Q K^T / divisor) V`` is built symbolically, the scalar
     ``L = sum_ij d_output[i, j] O[i, j]`` is differentiated with respect to
     every symbol, and the given numbers are substituted back.
+
+    Raises
+    ------
+    ValueError
+        ``Q``, ``K``, ``V`` or ``d_output`` is not finite real numbers of the expected shape; ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a
+        positive number. The message names the argument.
 
     Examples
     --------
@@ -430,6 +471,11 @@ class SoftmaxBackwardProof:
 
 def softmax_backward_proof(n: int = 3) -> SoftmaxBackwardProof:
     """Prove ``dZ = A * (dA - rowsum(dA * A))`` for one softmax row of ``n`` symbols (``Z`` the softmax input).
+
+    Raises
+    ------
+    ValueError
+        ``n`` is not a positive integer. The message names the argument.
 
     Examples
     --------

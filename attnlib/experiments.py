@@ -87,7 +87,13 @@ PROBE_SEED = 1000
 
 
 def previous_token_probe(n_sequences: int = 16) -> Task:
-    """The fixed held-out batch on which the previous-token runs are measured."""
+    """The fixed held-out batch on which the previous-token runs are measured.
+
+    Raises
+    ------
+    ValueError
+        ``n_sequences`` is not a positive integer. The message names the argument.
+    """
     c = PREVIOUS_TOKEN
     return previous_token_task(n_sequences, c["length"], c["n_symbols"], c["d_pos"], seed=PROBE_SEED)
 
@@ -101,6 +107,14 @@ def learn_previous_token(
     seed: int = 0, d_k: int = 4, n_steps: int = 300, record_steps: Sequence[int] = (0, 50, 100, 300), lr: float = 0.05
 ) -> TrainingRun:
     """One head, ``W_Q, W_K`` of width ``d_k`` and ``W_V`` onto the symbols, trained with Adam.
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``); ``d_k`` or
+        ``n_steps`` is not a positive integer; ``record_steps`` is not a list of integers in their range; ``lr`` is not
+        a finite real number in its range; or a result would overflow float64 (the error names the inputs it came from).
+        The message names the argument.
 
     Examples
     --------
@@ -204,6 +218,15 @@ def scaling_runs(
         Passed to :func:`attnlib.training.train`: a run whose training loss
         passes it stops and counts as diverged.
 
+    Raises
+    ------
+    ValueError
+        ``seeds`` is not a list of integers in their range; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; ``d_k`` or ``n_steps`` is not a positive integer; ``lr``,
+        ``qk_init_factor`` or ``qk_lr_factor`` is not a finite real number in its range; ``stop_above`` is neither
+        ``None`` nor a finite real number in its range; or a result would overflow float64 (the error names the inputs
+        it came from). The message names the argument.
+
     Examples
     --------
     >>> from attnlib import NO_SCALING
@@ -256,6 +279,11 @@ def scaling_equivalence(d_k: int) -> ScalingEquivalence:
     runs agree when ``lr' = c**2 lr`` for ``W_Q`` and ``W_K`` (``W_V`` is the
     same matrix in both models and keeps ``lr``).
 
+    Raises
+    ------
+    ValueError
+        ``d_k`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> scaling_equivalence(64)
@@ -269,6 +297,15 @@ def learning_rate_sweep(
     seeds: Sequence[int], scale: Any, lrs: Sequence[float], d_k: int = 64, n_steps: int = 200, stop_above: float = 10.0
 ) -> dict[float, list[TrainingRun]]:
     """:func:`scaling_runs` for every learning rate of ``lrs``; runs whose loss passes ``stop_above`` stop as diverged.
+
+    Raises
+    ------
+    ValueError
+        ``seeds`` is not a list of integers in their range; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; ``lrs`` is not a non-empty list of real numbers in their range;
+        ``d_k`` or ``n_steps`` is not a positive integer; ``stop_above`` is neither ``None`` nor a finite real number in
+        its range; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
 
     Examples
     --------
@@ -287,6 +324,11 @@ def learning_rate_sweep(
 
 def best_learning_rate(sweep: dict[float, list[TrainingRun]]) -> float:
     """The learning rate whose runs have the lowest median final loss (a diverged run counts as ``inf``).
+
+    Raises
+    ------
+    ValueError
+        ``sweep`` is not a dict. The message names the argument.
 
     Examples
     --------
@@ -375,7 +417,13 @@ def score_step_directions(n_cases: int = 200, seed: int = 0, n_tokens: int = 5, 
 
 
 def two_relation_probe(n_sequences: int = 16) -> Task:
-    """The fixed held-out batch on which the two-relation runs are measured."""
+    """The fixed held-out batch on which the two-relation runs are measured.
+
+    Raises
+    ------
+    ValueError
+        ``n_sequences`` is not a positive integer. The message names the argument.
+    """
     c = TWO_RELATIONS
     return two_relation_task(n_sequences, c["length"], c["n_symbols"], c["d_pos"], seed=PROBE_SEED)
 
@@ -394,6 +442,13 @@ def head_count_runs(
     record_steps: Sequence[int] = (),
 ) -> list[TrainingRun]:
     """Two-relation runs of a multi-head layer with ``n_heads`` heads (same parameter count for any ``n_heads``).
+
+    Raises
+    ------
+    ValueError
+        ``seeds`` or ``record_steps`` is not a list of integers in their range; ``n_heads`` or ``n_steps`` is not a
+        positive integer; ``std`` or ``lr`` is not a finite real number in its range; or a result would overflow float64
+        (the error names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -434,6 +489,12 @@ class HeadOutcome:
 def head_outcome(run: TrainingRun | Snapshot, n_heads: int, probe: Task | None = None) -> HeadOutcome:
     """Classify the heads of a finished run, or of a run at one recorded step (see :class:`HeadOutcome`).
 
+    Raises
+    ------
+    ValueError
+        ``run`` is not the object it names (made by attnlib); ``n_heads`` is not a positive integer (or does not divide
+        the width); ``probe`` is neither ``None`` nor the object it names. The message names the argument.
+
     Examples
     --------
     >>> run = head_count_runs([0], n_heads=2, n_steps=3, record_steps=(1,))[0]
@@ -457,6 +518,11 @@ def head_outcome(run: TrainingRun | Snapshot, n_heads: int, probe: Task | None =
 
 def specialisation_table(outcomes: Sequence[HeadOutcome]) -> dict[str, int]:
     """How many runs ended in each pattern of roles (heads sorted, None written as 'none').
+
+    Raises
+    ------
+    ValueError
+        ``outcomes`` is not a list of the records it names. The message names the argument.
 
     Examples
     --------
@@ -485,6 +551,11 @@ def split_margin(outcome: HeadOutcome) -> float:
     than ``t`` of their weight on their relation's key, that is when
     ``split_margin > t``; at ``t = 0.5`` this is ``HeadOutcome.specialised``.
 
+    Raises
+    ------
+    ValueError
+        ``outcome`` is not the object it names (made by attnlib). The message names the argument.
+
     Examples
     --------
     >>> o = HeadOutcome(("previous", "matching"), (0.56, 0.06), (0.19, 0.8), 0.0167, True)
@@ -501,6 +572,13 @@ def split_margin(outcome: HeadOutcome) -> float:
 
 def split_counts(outcomes: Sequence[HeadOutcome], thresholds: Sequence[float]) -> dict[float, int]:
     """For each threshold ``t``, how many runs split the two relations at ``t`` (:func:`split_margin` above ``t``).
+
+    Raises
+    ------
+    ValueError
+        ``outcomes`` is not a list of the records it names; ``thresholds`` is not a non-empty list of real numbers in
+        their range; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
 
     Examples
     --------
@@ -529,6 +607,12 @@ def pair_rotation_fit(block: np.ndarray) -> tuple[float, float, float]:
 
     ``c R(angle) = [[a, b], [-b, a]]`` with ``a = c cos(angle)``,
     ``b = c sin(angle)``; the fit takes the nearest matrix of that form.
+
+    Raises
+    ------
+    ValueError
+        ``block`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error names
+        the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -568,6 +652,13 @@ def feature_shares(W: np.ndarray, features: Sequence[str], groups: dict[str, tup
     Row ``i`` of ``W`` is what input feature ``i`` contributes, so the share of
     a group is the sum of its rows' squared entries over the total. For one head
     of a packed layout pass that head's columns.
+
+    Raises
+    ------
+    ValueError
+        ``W`` is not finite real numbers of the expected shape; ``features`` is not a list of one label per row;
+        ``groups`` is neither ``None`` nor a dict of group names to tuples of prefixes; or a result would overflow
+        float64 (the error names the inputs it came from). The message names the argument.
 
     Examples
     --------

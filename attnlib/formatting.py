@@ -39,6 +39,11 @@ _SCIENTIFIC_FROM = 1e15
 def is_masked(value: Any) -> bool:
     """Whether ``value`` is a masked cell: exactly ``-inf`` (a forbidden score).
 
+    Raises
+    ------
+    ValueError
+        Never: any value gives ``True`` or ``False``.
+
     Examples
     --------
     >>> is_masked(-np.inf), is_masked(-1e308), is_masked(float("nan"))
@@ -53,6 +58,11 @@ def is_displayable(value: Any) -> bool:
 
     NaN, ``+inf``, complex numbers, strings, bools and ints beyond float64
     are not displayable; the explorers show a message instead of a number.
+
+    Raises
+    ------
+    ValueError
+        Never: any value gives ``True`` or ``False``.
 
     Examples
     --------
@@ -72,6 +82,12 @@ def format_value(value: float, decimals: int = 4) -> str:
     ``decimals`` places. NaN, ``+inf`` and anything else that is not
     :func:`is_displayable` raise :class:`ValueError`: they never reach a
     reader as numbers.
+
+    Raises
+    ------
+    ValueError
+        ``decimals`` is not a non-negative integer. Any ``value`` is shown: a non-finite one or one that is not a number
+        as a word (never as ``nan`` or ``inf``).
 
     Examples
     --------
@@ -98,6 +114,12 @@ def format_value(value: float, decimals: int = 4) -> str:
 def format_row(values: Any, decimals: int = 4) -> str:
     """Format a vector as ``[a, b, c]`` with :func:`format_value` for each entry.
 
+    Raises
+    ------
+    ValueError
+        ``values`` is not finite real numbers of the expected shape; ``decimals`` is not a non-negative integer. The
+        message names the argument.
+
     Examples
     --------
     >>> format_row([1 / 3, 0.0, -np.inf])
@@ -116,6 +138,12 @@ def format_bytes(num_bytes: Any, decimals: int = 1) -> str:
     ``num_bytes`` is a non-negative int of any size (counted exactly) or a
     finite real number (Python or numpy); beyond a million YiB the number is
     written in scientific notation.
+
+    Raises
+    ------
+    ValueError
+        ``num_bytes`` is not a non-negative real number; ``decimals`` is not a non-negative integer. The message names
+        the argument.
 
     Examples
     --------

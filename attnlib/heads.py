@@ -30,6 +30,12 @@ __all__ = ["ParameterCount", "concat_heads", "head_dim", "split_heads", "symboli
 def head_dim(d_model: int, n_heads: int) -> int:
     """Width ``d_head = d_model / n_heads`` of one head; ``n_heads`` must divide ``d_model``.
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``n_heads`` is not a positive integer (or ``n_heads`` does not divide ``d_model``). The message
+        names the argument.
+
     Examples
     --------
     >>> head_dim(512, 8)
@@ -51,6 +57,12 @@ def split_heads(M: Any, n_heads: int) -> np.ndarray:
     -------
     ``(n_heads, rows, d_head)`` array (a copy).
 
+    Raises
+    ------
+    ValueError
+        ``M`` is not finite real numbers of the expected shape; ``n_heads`` is not a positive integer. The message names
+        the argument.
+
     Examples
     --------
     >>> Q = np.arange(8.0).reshape(2, 4)
@@ -69,6 +81,11 @@ def concat_heads(heads: Any) -> np.ndarray:
     ``heads`` has shape ``(n_heads, rows, d_head)``; the result is
     ``(rows, n_heads * d_head)`` with head ``r`` in columns
     ``r*d_head:(r+1)*d_head``, which is ``concat(head_1, ..., head_h)``.
+
+    Raises
+    ------
+    ValueError
+        ``heads`` is not a 3-d array ``(n_heads, n, d_head)`` of finite real numbers. The message names the argument.
 
     Examples
     --------
@@ -116,6 +133,12 @@ class ParameterCount:
     def evaluate(self, d_model: int, n_heads: int) -> int:
         """The total for concrete sizes; ``n_heads`` must divide ``d_model``.
 
+        Raises
+        ------
+        ValueError
+            ``d_model`` or ``n_heads`` is not a positive integer (or ``n_heads`` does not divide ``d_model``). The
+            message names the argument.
+
         Examples
         --------
         >>> symbolic_parameter_count().evaluate(512, 8)
@@ -133,6 +156,11 @@ def symbolic_parameter_count(bias: bool = False) -> ParameterCount:
     (query, key, value) with ``d_head = d_model / H``; the output projection
     ``W_O`` maps the ``H * d_head``-wide concatenation back to ``d_model``.
     With ``bias=True`` every projection also gets one bias per output column.
+
+    Raises
+    ------
+    ValueError
+        ``bias`` is not ``True`` or ``False``. The message names the argument.
 
     Examples
     --------

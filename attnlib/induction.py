@@ -222,6 +222,13 @@ def token_batch(sequences: Any, vocab_size: int, halves: Any = None) -> TokenBat
         sequence: ``T`` if the sequence has ``2T`` tokens whose second half
         repeats the first, else 0.
 
+    Raises
+    ------
+    ValueError
+        ``sequences`` is not a list of non-empty lists of integer ids below ``vocab_size``; ``vocab_size`` is not an
+        integer of at least 2; ``halves`` is neither ``None`` nor one half length per sequence, each 0 or the half of a
+        sequence whose second half repeats the first. The message names the argument.
+
     Examples
     --------
     >>> b = token_batch([[3, 1, 4, 3, 1, 4]], vocab_size=5, halves=[3])
@@ -275,6 +282,14 @@ def repeated_tokens(
     With ``n_positions``, every sequence starts at a uniformly random position
     ``0 .. n_positions - 2T`` (so short sequences still train every position
     embedding); without it, at position 0.
+
+    Raises
+    ------
+    ValueError
+        ``n_sequences`` or ``vocab_size`` is not a positive integer; ``half_lengths`` is not a length or a ``(shortest,
+        longest)`` pair up to ``vocab_size``; ``seed`` is not a seed by the seed rule; ``n_positions`` is neither
+        ``None`` nor room for the longest sequence; or the batch would not fit in memory. The message names the
+        argument.
 
     Examples
     --------
@@ -615,7 +630,15 @@ class InductionModel:
         return out
 
     def init(self, seed: int | np.random.Generator = 0, std: float | None = None) -> Params:
-        """Random parameters: normal entries of standard deviation ``std`` (``1 / sqrt(d_model)`` by default)."""
+        """Random parameters: normal entries of standard deviation ``std`` (``1 / sqrt(d_model)`` by default).
+
+        Raises
+        ------
+        ValueError
+            ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``); ``std`` is
+            neither ``None`` nor a finite real number in its range; or a result would overflow float64 (the error names
+            the inputs it came from). The message names the argument.
+        """
         std = 1.0 / np.sqrt(self.d_model) if std is None else as_positive_real("std", std)
         rng = as_rng("seed", seed)
         with quiet():
@@ -667,6 +690,14 @@ class InductionModel:
     def forward(self, params: Params, batch: TokenBatch, ablate: Any = ()) -> InductionForward:
         """The model on ``batch``; ``ablate`` lists ``(layer, head)`` pairs whose output is set to zero.
 
+        Raises
+        ------
+        ValueError
+            ``params`` is not a dict of the model's matrices (a missing, unknown or wrongly shaped entry is refused
+            naming it); ``batch`` is not a ``TokenBatch`` that fits the model; ``ablate`` is not a list of ``(layer,
+            head)`` pairs of this model; or a result would overflow float64 (naming ``params``). The message names the
+            argument.
+
         Examples
         --------
         >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
@@ -703,6 +734,13 @@ class InductionModel:
 
     def loss_and_gradients(self, params: Params, batch: TokenBatch) -> tuple[float, Params, InductionForward]:
         """Mean cross-entropy over every row with a next token, its gradient for every parameter (``dE`` ...), and the forward pass.
+
+        Raises
+        ------
+        ValueError
+            ``params`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry is refused
+            naming it); ``batch`` is not the object it names (made by attnlib); or a result would overflow float64 (the
+            error names the inputs it came from). The message names the argument.
 
         Examples
         --------
@@ -806,6 +844,13 @@ def cross_entropy(logits: Any, targets: Any) -> tuple[np.ndarray, np.ndarray]:
     ``d loss_r / d logits_r = softmax(logits_r) - onehot(target_r)``; a row
     whose target is ``-1`` has loss 0 and gradient 0.
 
+    Raises
+    ------
+    ValueError
+        ``logits`` is not a finite real matrix; ``targets`` is not one id per row of ``logits``, each ``-1`` (no target)
+        or an integer below the number of columns (an id beyond them is refused, never wrapped); or the loss overflows
+        float64 (logits about 2e308 apart). The message names the argument.
+
     Examples
     --------
     >>> loss, grad = cross_entropy([[0.0, 0.0], [5.0, 0.0]], [1, -1])
@@ -843,6 +888,13 @@ def half_losses(model: InductionModel, params: Params, batch: TokenBatch, ablate
     The halves are those of :attr:`TokenBatch.first_half` and
     :attr:`TokenBatch.second_half`; ``ablate`` is passed to
     :meth:`InductionModel.forward`.
+
+    Raises
+    ------
+    ValueError
+        ``model`` is not an ``InductionModel``; ``params`` does not fit it; ``batch`` is not a ``TokenBatch`` with a
+        repeated sequence; ``ablate`` is not a list of ``(layer, head)`` pairs of this model; or a result would overflow
+        float64. The message names the argument.
 
     Examples
     --------
@@ -923,6 +975,14 @@ def train_induction(
         once the heads have formed lets the loss settle lower); the
         optimizer ends with its ``lr`` as it started.
 
+    Raises
+    ------
+    ValueError
+        ``model`` is not an ``InductionModel``, ``optimizer`` not an ``Adam``, ``probe`` not a ``TokenBatch`` with a
+        repeated sequence; ``params`` does not fit the model; ``n_steps``, ``n_sequences`` or ``chunk`` is not a
+        positive integer; ``half_lengths`` does not fit the model; ``seed`` is not a seed by the seed rule; ``final_lr``
+        is neither ``None`` nor a positive number; or a step overflows float64. The message names the argument.
+
     Examples
     --------
     >>> m = InductionModel(vocab_size=6, n_positions=8, d_model=8)
@@ -992,6 +1052,13 @@ def loss_by_position(model: InductionModel, params: Params, batch: TokenBatch, a
     tokens up to ``i``; the last token has nothing to predict, so a batch of
     length ``n`` gives ``n - 1`` numbers.
 
+    Raises
+    ------
+    ValueError
+        ``model`` is not an ``InductionModel``; ``params`` does not fit it; ``batch`` is not a ``TokenBatch`` of
+        repeated sequences of one length; ``ablate`` is not a list of ``(layer, head)`` pairs of this model; or a result
+        would overflow float64. The message names the argument.
+
     Examples
     --------
     >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4)
@@ -1040,6 +1107,13 @@ def drop_step(second_half: Any, reference: Any, ratio: float = 0.5, window: int 
         not a finite number above 0, ``ratio`` not in ``(0, 1)``, or ``window`` not a
         positive integer at most the number of steps.
 
+    Raises
+    ------
+    ValueError
+        ``first_half`` or ``second_half`` is not finite real numbers of the expected shape; ``ratio`` is not a finite
+        real number in its range; ``window`` is not a positive integer; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> drop_step([3.0, 3.0, 3.0, 1.0, 0.5, 0.1], reference=3.0, ratio=0.5, window=1)
@@ -1079,6 +1153,13 @@ def previous_token_score(weights: Any, batch: TokenBatch) -> np.ndarray:
     Averaged over every row that has a previous token in its sequence
     (position >= 1). ``weights`` is ``(rows, rows)`` or ``(heads, rows, rows)``.
 
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; ``batch`` is not the object it names (made by
+        attnlib); or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
+
     Examples
     --------
     >>> b = token_batch([[0, 1, 2]], 3)
@@ -1099,6 +1180,13 @@ def prefix_matching_score(weights: Any, batch: TokenBatch) -> np.ndarray:
     length ``T`` (``T <= i <= 2T - 1``), the current token first occurred at
     ``i - T``, and the token after it is at ``i - T + 1``: the key an
     induction head attends to. One number per head.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; ``batch`` is not the object it names (made by
+        attnlib); or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
 
     Examples
     --------
@@ -1121,6 +1209,12 @@ def composition_score(A: Any, B: Any) -> float:
     Elhage et al. (2021) measure composition between heads this way: 1 when
     the row space of ``B`` lies along what ``A`` writes, near 0 when they
     are unrelated.
+
+    Raises
+    ------
+    ValueError
+        ``A`` or ``B`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -1173,6 +1267,13 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
     each ``(n_heads, n_heads)`` with rows = layer-1 heads, columns = layer-2
     heads.
 
+    Raises
+    ------
+    ValueError
+        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        missing, unknown or wrongly shaped entry is refused naming it); or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> m = InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2)
@@ -1204,6 +1305,14 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     score's division by ``sqrt(d_head)`` is written out). An induction head
     has a large diagonal: it looks for keys whose previous token is the
     current token.
+
+    Raises
+    ------
+    ValueError
+        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        missing, unknown or wrongly shaped entry is refused naming it); ``head1`` or ``head2`` is not an integer in its
+        range; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
 
     Examples
     --------
@@ -1345,6 +1454,11 @@ def letters_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[
     Letters are read without case; everything else (spaces, digits,
     punctuation) is skipped. Returns the ids and the letters they came from.
 
+    Raises
+    ------
+    ValueError
+        ``text`` is not a text (a ``str``); ``vocab_size`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> letters_to_tokens("Ab, ca!")
@@ -1360,6 +1474,11 @@ def letters_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[
 def token_letters(ids: Any) -> list[str]:
     """A label for each token id: ``a`` to ``z`` for the ids 0 to 25 (as :func:`letters_to_tokens` reads them), ``#k`` beyond.
 
+    Raises
+    ------
+    ValueError
+        ``ids`` is not a list of integers in their range. The message names the argument.
+
     Examples
     --------
     >>> token_letters([0, 2, 25, 30])
@@ -1374,6 +1493,11 @@ def words_to_tokens(text: Any, vocab_size: int = 26) -> tuple[list[int], list[st
 
     Words are runs of letters, read without case. A word that comes back gets
     the id it had the first time, which is all an induction head needs.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not a text (a ``str``); ``vocab_size`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -1425,6 +1549,12 @@ def book_model() -> InductionModel:
 def book_probe(half_lengths: Any = None, n_sequences: int = 64) -> TokenBatch:
     """The held-out batch of chapter 17 (seeded; its half lengths are :data:`BOOK`'s unless given).
 
+    Raises
+    ------
+    ValueError
+        ``half_lengths`` is not a length or a ``(shortest, longest)`` pair of lengths the book's model can take;
+        ``n_sequences`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> book_probe(6, n_sequences=2).lengths.tolist()
@@ -1439,6 +1569,12 @@ def book_run(seed: int, n_steps: int | None = None) -> InductionRun:
 
     ``n_steps`` (``BOOK["n_steps"]`` unless given) shortens the run, for a quick look. The same seed
     gives the same run, step for step; runs are kept once made.
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``); ``n_steps`` is
+        neither ``None`` nor a positive integer. The message names the argument.
 
     Examples
     --------
@@ -1488,6 +1624,12 @@ def book_runs(seeds: Any, processes: int = 1, n_steps: int | None = None) -> lis
     Each run is the same whichever process trains it (it depends on its seed only); each worker
     process uses one BLAS thread (``attnlib._threads.one_blas_thread``), which gives the same
     numbers to the last bit.
+
+    Raises
+    ------
+    ValueError
+        ``seeds`` is not a list of integers in their range; ``processes`` is not a positive integer; ``n_steps`` is
+        neither ``None`` nor a positive integer. The message names the argument.
 
     Examples
     --------

@@ -124,6 +124,12 @@ class PowerLawFit:
     def predict(self, n: Any) -> np.ndarray:
         """The fitted ``y`` at ``n``.
 
+        Raises
+        ------
+        ValueError
+            ``n`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error names
+            the inputs it came from). The message names the argument.
+
         Examples
         --------
         >>> PowerLawFit(2.0, 4.0).predict([1, 10]).tolist()
@@ -143,6 +149,12 @@ def fit_power_law(n: Any, y: Any) -> PowerLawFit:
     ----------
     n, y:
         At least two positive sizes (not all equal) and the positive values measured at them.
+
+    Raises
+    ------
+    ValueError
+        ``n`` or ``y`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -166,6 +178,11 @@ def fit_power_law(n: Any, y: Any) -> PowerLawFit:
 
 def peak_memory_bytes(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> int:
     """Largest memory allocated while ``fn(*args, **kwargs)`` runs, in bytes (``tracemalloc``).
+
+    Raises
+    ------
+    ValueError
+        ``fn`` is not a function. The message names the argument.
 
     Examples
     --------
@@ -209,6 +226,12 @@ def median_seconds(fn: Callable[..., Any], *args: Any, repeats: int = 3, clock: 
 
     ``clock="wall"`` measures elapsed time; ``clock="cpu"`` the processor
     time this process spent (see :data:`CLOCKS`).
+
+    Raises
+    ------
+    ValueError
+        ``fn`` is not a function; ``repeats`` is not a positive integer; ``clock`` is not one of the values it may take.
+        The message names the argument.
 
     Examples
     --------
@@ -295,6 +318,14 @@ def measure_attention(
     programs much steadier; ``None`` keeps the BLAS library's own choice.
     Memory is measured in one separate call of each (tracemalloc slows
     allocation down, so timed calls run without it).
+
+    Raises
+    ------
+    ValueError
+        ``lengths`` is not a list of integers in their range; ``d_k``, ``block_size`` or ``repeats`` is not a positive
+        integer; ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``);
+        ``clock`` is not one of the values it may take; ``blas_threads`` is neither ``None`` nor a positive integer. The
+        message names the argument.
 
     Examples
     --------

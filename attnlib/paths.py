@@ -55,6 +55,11 @@ def _positions(source: int, target: int, n: int | None) -> tuple[int, int]:
 def rnn_route(source: int, target: int) -> list[str]:
     """The nodes a left-to-right RNN passes from input ``x_source`` to state ``h_target``.
 
+    Raises
+    ------
+    ValueError
+        ``source`` or ``target`` is not an integer in its range. The message names the argument.
+
     Examples
     --------
     >>> " -> ".join(rnn_route(1, 3))
@@ -81,6 +86,12 @@ def rnn_path_length(source: int, target: int, bidirectional: bool = True, n: int
     n:
         Optional sequence length; positions beyond it raise.
 
+    Raises
+    ------
+    ValueError
+        ``source`` or ``target`` is not an integer in its range; ``bidirectional`` is not ``True`` or ``False``; ``n``
+        is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> rnn_path_length(1, 3), rnn_path_length(3, 1), rnn_path_length(2, 2)
@@ -94,6 +105,12 @@ def rnn_path_length(source: int, target: int, bidirectional: bool = True, n: int
 
 def attention_path_length(source: int, target: int, n: int | None = None) -> int:
     """Steps between two positions inside one self-attention layer: 1 (0 to itself).
+
+    Raises
+    ------
+    ValueError
+        ``source`` or ``target`` is not an integer in its range; ``n`` is not a positive integer. The message names the
+        argument.
 
     Examples
     --------
@@ -112,6 +129,11 @@ def path_length_matrix(n: int, kind: Literal["rnn", "rnn_left_to_right", "attent
     it carries information only forward, so the entries with ``j < i`` are
     ``inf`` (no path) and the matrix is float. ``kind="attention"`` is one
     self-attention layer (:func:`attention_path_length`).
+
+    Raises
+    ------
+    ValueError
+        ``n`` is not a positive integer; ``kind`` is not one of the values it may take. The message names the argument.
 
     Examples
     --------
@@ -171,6 +193,11 @@ def layer_comparison(n: int, d: int, kernel: int = 3) -> list[LayerCost]:
     To leading order, with every constant 1 and the attention layer's own
     projections (about ``4 n d^2``) left out, self-attention needs fewer
     operations per layer than a recurrent layer when ``n < d``.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``d`` or ``kernel`` is not a positive integer. The message names the argument.
 
     Examples
     --------

@@ -71,6 +71,11 @@ def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
     The explorers colour a cell holding the fraction ``t`` of its view's range
     with entry ``round(t * (n - 1))``, in the static snapshot and in the browser.
 
+    Raises
+    ------
+    ValueError
+        ``n`` is not a positive integer; ``cmap`` is not a matplotlib colour map name. The message names the argument.
+
     Examples
     --------
     >>> bg, fg = colour_table(2)
@@ -110,6 +115,11 @@ def readable_text_colour(rgba: Sequence[float]) -> str:
     """Black or white, whichever contrasts more with the background ``rgba``.
 
     Uses the WCAG relative luminance.
+
+    Raises
+    ------
+    ValueError
+        ``rgba`` is not 3 or 4 real numbers from 0 to 1. The message names the argument.
 
     Examples
     --------
@@ -151,6 +161,14 @@ def heatmap(
     ``−∞`` and are left out of the colour scale; they are the only cells
     drawn that way (finite extremes such as ``±1e308`` get colours). NaN and
     ``+inf`` are refused with a :class:`ValueError`.
+
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not finite real numbers of the expected shape; ``row_labels`` or ``col_labels`` is not a list of
+        one label per row; ``title``, ``xlabel`` or ``ylabel`` is not a text (a ``str``); ``ax`` is neither ``None`` nor
+        a matplotlib ``Axes``; ``decimals`` is not a non-negative integer; ``cmap`` is not a matplotlib colour map name;
+        ``vmin`` or ``vmax`` is neither ``None`` nor a finite real number in its range. The message names the argument.
 
     Examples
     --------
@@ -223,6 +241,13 @@ def token_vectors(
         Optional further ``{label: vector}`` pairs drawn dashed (for example
         the outputs of attention next to the inputs).
 
+    Raises
+    ------
+    ValueError
+        ``X`` is not a finite real matrix of 2 columns; ``labels`` is neither ``None`` nor one label per row;
+        ``axis_names`` is not 2 labels; ``title`` is not a text; ``ax`` is neither ``None`` nor a matplotlib ``Axes``;
+        ``extra`` is neither ``None`` nor a dict of labels to points of the plane. The message names the argument.
+
     Examples
     --------
     >>> fig = token_vectors([[1, 0], [0, 1]], ["a", "b"])
@@ -287,6 +312,13 @@ def loss_curves(
     per seed). Colours are Okabe-Ito (``LINE_COLOURS``), one per group, and every line style
     differs too, so the groups stay apart without colour. A group of one run is drawn once,
     thick, and its legend entry is its label alone (a median of one run is that run).
+
+    Raises
+    ------
+    ValueError
+        ``curves`` is not a non-empty dict of labels to lists of finite real loss curves of one length (positive ones
+        with ``log=True``); ``log`` is not ``True`` or ``False``; ``title``, ``xlabel`` or ``ylabel`` is not a text;
+        ``ax`` is neither ``None`` nor a matplotlib ``Axes``. The message names the argument.
 
     Examples
     --------
@@ -423,6 +455,13 @@ def path_length_heatmap(
     vmax: float | None = None,
 ) -> Figure:
     """A path-length matrix as a heatmap; ``inf`` (no path at all) is a grey cell marked ``none``.
+
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not finite real numbers of the expected shape; ``labels`` is not a list of one label per row;
+        ``ax`` is neither ``None`` nor a matplotlib ``Axes``; ``title`` is not a text (a ``str``); ``vmax`` is neither
+        ``None`` nor a finite real number in its range. The message names the argument.
 
     Examples
     --------
@@ -593,6 +632,12 @@ def attention_data_flow(
         If a dimension is neither a positive int nor a name, or ``masked`` is
         not a bool.
 
+    Raises
+    ------
+    ValueError
+        ``n``, ``d_model``, ``d_k`` or ``d_v`` is not a positive integer (or a symbol's name); ``masked`` is not
+        ``True`` or ``False``. The message names the argument.
+
     Examples
     --------
     >>> fig = attention_data_flow(3, 2, 2, 2)
@@ -639,6 +684,11 @@ def multi_head_data_flow(
 ) -> Figure:
     """The data flow of multi-head attention: packed projections, the split into ``h`` heads (the book's $H$),
     attention in every head, the concatenation and ``W_O``, with every shape shown.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``d_model``, ``h``, ``d_k`` or ``d_v`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -737,6 +787,12 @@ def key_block_steps(n: int, block_size: int, *, causal: bool = False, steps: Seq
     grey (they no longer exist), and the blocks still to come are white. With
     ``causal`` a dashed line marks the diagonal: scores above it are masked.
     ``steps`` are 0-based step numbers (default: every step, at most six).
+
+    Raises
+    ------
+    ValueError
+        ``n`` or ``block_size`` is not a positive integer; ``causal`` is not ``True`` or ``False``; ``steps`` is not a
+        list of integers in their range; ``title`` is not a text (a ``str``). The message names the argument.
 
     Examples
     --------

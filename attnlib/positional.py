@@ -42,6 +42,11 @@ def positional_frequencies(d_model: int) -> np.ndarray:
     There are ``ceil(d_model / 2)`` pairs; with an odd ``d_model`` the last
     pair has only its sine column.
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> positional_frequencies(4).tolist()
@@ -60,6 +65,11 @@ def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:
     ``PE[t, 2i+1] = cos(t / 10000^(2i/d_model))``, for positions
     ``t = 0 .. n_positions-1``. An odd ``d_model`` works: its last column
     is a sine.
+
+    Raises
+    ------
+    ValueError
+        ``n_positions`` or ``d_model`` is not a positive integer. The message names the argument.
 
     Examples
     --------
@@ -90,6 +100,11 @@ def permutation_matrix(order: Sequence[int]) -> np.ndarray:
     order:
         Each of ``0 .. n-1`` exactly once.
 
+    Raises
+    ------
+    ValueError
+        ``order`` is not a permutation of ``0 .. n-1``. The message names the argument.
+
     Examples
     --------
     >>> P = permutation_matrix([2, 1, 0])
@@ -117,6 +132,11 @@ def pair_rotation(angle: float) -> np.ndarray:
     It is ``[[cos angle, sin angle], [-sin angle, cos angle]]``, whose entries
     depend on ``angle`` only. The pair is a row, as every token is in the
     book, so ``R`` acts through its transpose from the right.
+
+    Raises
+    ------
+    ValueError
+        ``angle`` is not a finite real number. The message names the argument.
 
     Examples
     --------
@@ -151,6 +171,11 @@ def offset_rotation(k: int, d_model: int) -> np.ndarray:
     d_model:
         An even width: with an odd width the last column is a lone sine,
         and ``sin(w (t + k))`` is not a linear function of ``sin(w t)`` alone.
+
+    Raises
+    ------
+    ValueError
+        ``k`` is not an integer; ``d_model`` is not a positive even integer. The message names the argument.
 
     Examples
     --------

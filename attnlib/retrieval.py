@@ -62,6 +62,14 @@ def retrieve(scores: Any, values: Any, mask: Any = None) -> Retrieval:
         a function ``allowed(i, j)``, a boolean ``(n_q, n_k)`` array (``True`` =
         may attend) or an additive mask of 0 and ``-inf``. Forbidden entries get weight 0.
 
+    Raises
+    ------
+    ValueError
+        ``scores`` or ``values`` is not finite real numbers of the expected shape; ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores' shape) or
+        leaves a query row with no key; or a result would overflow float64 (the error names the inputs it came from).
+        The message names the argument.
+
     Examples
     --------
     >>> r = retrieve([[0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]])
@@ -101,6 +109,14 @@ def bahdanau_retrieval(S: Any, H: Any, W_a: Any, U_a: Any, v_a: Any, mask: Any =
     The :class:`Retrieval`; its ``output`` rows are the context vectors
     ``c_i = sum_j alpha_ij h_j``.
 
+    Raises
+    ------
+    ValueError
+        ``S``, ``H``, ``W_a``, ``U_a`` or ``v_a`` is not finite real numbers of the expected shape; ``mask`` is not a
+        mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive matrix of the scores'
+        shape) or leaves a query row with no key; or a result would overflow float64 (the error names the inputs it came
+        from). The message names the argument.
+
     Examples
     --------
     >>> I = np.eye(2)
@@ -121,6 +137,15 @@ def transformer_retrieval(
     scores are ``Q K^T / sqrt(d_k)`` (see :func:`attnlib.scaled_scores`; ``scale``
     as there: :data:`attnlib.SQRT_D_K <attnlib.core.SQRT_D_K>`, :data:`attnlib.NO_SCALING <attnlib.core.NO_SCALING>`
     or a positive number) and the values are ``V``. Pass the same matrix twice for self-attention.
+
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K`` or ``W_V`` is not finite real numbers of the expected shape;
+        ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive
+        matrix of the scores' shape) or leaves a query row with no key; ``scale`` is not ``attnlib.SQRT_D_K``,
+        ``attnlib.NO_SCALING`` or a positive number; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
 
     Examples
     --------

@@ -84,6 +84,11 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
         also computed directly with ``d_k`` separate random variables (a
         check on the additivity step; each takes about a second).
 
+    Raises
+    ------
+    ValueError
+        ``concrete_dims`` is not a list of positive integers. The message names the argument.
+
     Examples
     --------
     >>> steps = dot_product_variance_steps(concrete_dims=())
@@ -155,6 +160,12 @@ def dot_product_variance_steps(concrete_dims: Sequence[int] = (2, 3)) -> list[De
 def dot_product_samples(d_k: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     """``n_samples`` dot products ``q . k`` of independent standard normal vectors of length ``d_k``.
 
+    Raises
+    ------
+    ValueError
+        ``d_k`` or ``n_samples`` is not a positive integer; ``rng`` is not a ``numpy.random.Generator``. The message
+        names the argument.
+
     Examples
     --------
     >>> s = dot_product_samples(4, 3, np.random.default_rng(0))
@@ -200,6 +211,12 @@ def dot_product_variance_table(dims: Sequence[int], n_samples: int = 20_000, see
     The theory says ``d_k`` and 1. The relative standard error of each
     estimate is roughly ``sqrt(2 / n_samples)`` (1 % for the default).
 
+    Raises
+    ------
+    ValueError
+        ``dims`` is not a list of integers in their range; ``n_samples`` is not a positive integer; ``seed`` is not a
+        seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The message names the argument.
+
     Examples
     --------
     >>> t = dot_product_variance_table([1, 64], n_samples=20_000, seed=1)
@@ -222,6 +239,12 @@ def softmax_jacobian(scores: Any) -> np.ndarray:
     """Jacobian of the softmax of one score vector: ``J = diag(p) - p p^T``.
 
     ``J[i, j]`` is ``d p_i / d z_j``. Every row and column sums to 0.
+
+    Raises
+    ------
+    ValueError
+        ``scores`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error names
+        the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -263,6 +286,12 @@ class SaturationSweep:
 def saturation_sweep(scores: Any, factors: Any) -> SaturationSweep:
     """How softmax saturates and its gradient vanishes as the scores ``c * scores`` grow.
 
+    Raises
+    ------
+    ValueError
+        ``scores`` or ``factors`` is not finite real numbers of the expected shape; or a result would overflow float64
+        (the error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> s = saturation_sweep([1.0, 0.0, 0.5], [0.0, 100.0])
@@ -283,6 +312,12 @@ def row_entropy(weights: Any) -> np.ndarray:
     """Shannon entropy (in nats) of each row of an attention matrix; ``0 log 0`` counts as 0.
 
     A uniform row over ``n`` keys has entropy ``log n``; a one-hot row has 0.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -355,6 +390,13 @@ def sharpness_vs_dk(dims: Sequence[int], n_queries: int = 200, n_keys: int = 10,
     matrices with :func:`attnlib.softmax` and :func:`attnlib.scaled_scores`,
     and averages the largest weight, the entropy and the norm of the
     softmax Jacobian over the rows.
+
+    Raises
+    ------
+    ValueError
+        ``dims`` is not a list of integers in their range; ``n_queries`` or ``n_keys`` is not a positive integer;
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The message
+        names the argument.
 
     Examples
     --------

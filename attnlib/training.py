@@ -168,6 +168,12 @@ def previous_token_task(
     attention pattern puts all weight on the previous row; the first token
     of each sequence has no target.
 
+    Raises
+    ------
+    ValueError
+        ``n_sequences``, ``length``, ``n_symbols`` or ``d_pos`` is not a positive integer; ``seed`` is not a seed by the
+        seed rule (a non-negative integer or a ``numpy.random.Generator``). The message names the argument.
+
     Examples
     --------
     >>> t = previous_token_task(2, length=3, n_symbols=2, d_pos=2, seed=1)
@@ -205,6 +211,12 @@ def two_relation_task(
     token needs the positions; finding the match needs the names and
     requests; both fetch the payloads: the keys and the values of one layer
     have to use different features.
+
+    Raises
+    ------
+    ValueError
+        ``n_sequences``, ``length``, ``n_symbols`` or ``d_pos`` is not a positive integer; ``seed`` is not a seed by the
+        seed rule (a non-negative integer or a ``numpy.random.Generator``). The message names the argument.
 
     Examples
     --------
@@ -252,6 +264,13 @@ def mse_loss(output: Any, target: Any, weight: Any = None) -> tuple[float, np.nd
     """Weighted mean squared error and its gradient with respect to ``output``.
 
     ``L = sum(w * (O - T)**2) / sum(w)`` and ``dL/dO = 2 w (O - T) / sum(w)``.
+
+    Raises
+    ------
+    ValueError
+        ``output`` or ``target`` is not finite real numbers of the expected shape; ``weight`` is neither ``None`` nor
+        real, finite numbers of the expected shape; or a result would overflow float64 (the error names the inputs it
+        came from). The message names the argument.
 
     Examples
     --------
@@ -326,7 +345,15 @@ class AttentionModel:
         return result.weights
 
     def forward(self, params: Params, task: Task) -> tuple[np.ndarray, np.ndarray]:
-        """Output rows and attention weights (``(n_heads, rows, rows)`` for multi-head)."""
+        """Output rows and attention weights (``(n_heads, rows, rows)`` for multi-head).
+
+        Raises
+        ------
+        ValueError
+            ``params`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry is refused
+            naming it); ``task`` is not the object it names (made by attnlib); or a result would overflow float64 (the
+            error names the inputs it came from). The message names the argument.
+        """
         result = self._forward(params, task)
         return result.output, self._weights(result)
 
@@ -334,6 +361,13 @@ class AttentionModel:
         """The loss, its gradient for every matrix (keys ``dW_Q`` and so on), and the attention weights.
 
         The forward pass runs once; :mod:`attnlib.backward` takes it from there.
+
+        Raises
+        ------
+        ValueError
+            ``params`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry is refused
+            naming it); ``task`` is not the object it names (made by attnlib); or a result would overflow float64 (the
+            error names the inputs it came from). The message names the argument.
         """
         result = self._forward(params, task)
         loss, d_out = mse_loss(result.output, task.target, task.loss_weight)
@@ -346,6 +380,14 @@ class AttentionModel:
 
 def init_params(shapes: dict[str, tuple[int, int]], std: float, seed: int | np.random.Generator) -> Params:
     """Random normal matrices, ``N(0, std**2)`` entries, in the order of ``shapes``.
+
+    Raises
+    ------
+    ValueError
+        ``shapes`` is not a dict of names to ``(rows, columns)`` of positive integers; ``std`` is not a finite real
+        number in its range; ``seed`` is not a seed by the seed rule (a non-negative integer or a
+        ``numpy.random.Generator``); or a result would overflow float64 (the error names the inputs it came from). The
+        message names the argument.
 
     Examples
     --------
@@ -420,7 +462,15 @@ class GradientDescent:
         self.lr_factors = factors
 
     def step(self, params: Params, grads: Params) -> Params:
-        """New parameters (the old ones are not modified)."""
+        """New parameters (the old ones are not modified).
+
+        Raises
+        ------
+        ValueError
+            ``params`` or ``grads`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry
+            is refused naming it); or a result would overflow float64 (the error names the inputs it came from). The
+            message names the argument.
+        """
         lr = as_positive_real("lr", self.lr)
         p, g = _check_step(params, grads)
         with quiet():
@@ -470,7 +520,15 @@ class Adam:
                 raise ValueError(f"{name} must be a dict of moment estimates (empty at the start); got {got}")
 
     def step(self, params: Params, grads: Params) -> Params:
-        """New parameters; the moment estimates are updated in place (only when every update is finite)."""
+        """New parameters; the moment estimates are updated in place (only when every update is finite).
+
+        Raises
+        ------
+        ValueError
+            ``params`` or ``grads`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry
+            is refused naming it); or a result would overflow float64 (the error names the inputs it came from). The
+            message names the argument.
+        """
         self._check()
         p, g = _check_step(params, grads)
         t = self.t + 1
@@ -492,6 +550,12 @@ class Adam:
 
 def saturation(weights: Any) -> float:
     """Mean over query rows of the largest attention weight (1 = one-hot, fully saturated).
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -588,6 +652,16 @@ def train(
         and its arrays stop there. Learning-rate sweeps use it, so that a
         step size that is too large ends in a verdict rather than an overflow.
 
+    Raises
+    ------
+    ValueError
+        ``model``, ``optimizer`` or ``probe`` is not the object it names (made by attnlib); ``params`` is not a dict of
+        the expected matrices (a missing, unknown or wrongly shaped entry is refused naming it); ``make_batch`` is not a
+        function; ``n_steps`` is not a positive integer; ``record_steps`` is not a list of integers in their range;
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``); ``stop_above``
+        is neither ``None`` nor a finite real number in its range; or a result would overflow float64 (the error names
+        the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> probe = previous_token_task(2, seed=99)
@@ -653,6 +727,13 @@ def relation_mass(weights: Any, task: Task, relation: str) -> np.ndarray:
     Averaged over the query rows where the relation has an answer. Returns
     one number per head (a length-1 array for a single head).
 
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; ``task`` is not the object it names (made by
+        attnlib); ``relation`` is not one of the values it may take; or a result would overflow float64 (the error names
+        the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> t = previous_token_task(1, length=3, n_symbols=2, d_pos=2)
@@ -677,6 +758,13 @@ def relation_mass(weights: Any, task: Task, relation: str) -> np.ndarray:
 
 def head_roles(weights: Any, task: Task, threshold: float = 0.5) -> list[str | None]:
     """For each head, the relation that gets more than ``threshold`` of its weight on average, or None.
+
+    Raises
+    ------
+    ValueError
+        ``weights`` is not finite real numbers of the expected shape; ``task`` is not the object it names (made by
+        attnlib); ``threshold`` is not a finite real number in its range; or a result would overflow float64 (the error
+        names the inputs it came from). The message names the argument.
 
     Examples
     --------

@@ -247,6 +247,13 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
     features, as ``torch.nn.LayerNorm(d_model)`` does; ``eps`` sits inside the
     square root and must be positive (a constant row then maps to ``beta``).
 
+    Raises
+    ------
+    ValueError
+        ``X``, ``gamma`` or ``beta`` is not finite real numbers of the expected shape; ``eps`` is not a finite real
+        number in its range; or a result would overflow float64 (the error names the inputs it came from). The message
+        names the argument.
+
     Examples
     --------
     >>> layer_norm([[1.0, 3.0]], [1.0, 1.0], [0.0, 0.0], eps=1e-12).round(6).tolist()
@@ -270,6 +277,13 @@ def layer_norm_backward(X: Any, gamma: Any, d_output: Any, eps: float = 1e-5) ->
     (means over the row), ``dgamma = sum over rows of d_output * xhat`` and
     ``dbeta = sum over rows of d_output``. The bias does not enter the
     gradients, so it is not an argument.
+
+    Raises
+    ------
+    ValueError
+        ``X``, ``gamma`` or ``d_output`` is not finite real numbers of the expected shape; ``eps`` is not a finite real
+        number in its range; or a result would overflow float64 (the error names the inputs it came from). The message
+        names the argument.
 
     Examples
     --------
@@ -304,6 +318,12 @@ def gelu(x: Any) -> np.ndarray:
 
     This is PyTorch's default (``torch.nn.functional.gelu(x)``, ``approximate="none"``),
     not the tanh approximation; ``Phi`` is the standard normal distribution function.
+
+    Raises
+    ------
+    ValueError
+        ``x`` is not finite real numbers of the expected shape; or a result would overflow float64 (the error names the
+        inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -399,6 +419,13 @@ def mlp(X: Any, W_1: Any, b_1: Any, W_2: Any, b_2: Any, activation: str = "relu"
     ``activation`` is ``"relu"`` or ``"gelu"`` (:func:`gelu`, the exact form).
     Each output row depends on its own input row only: no token sees another.
 
+    Raises
+    ------
+    ValueError
+        ``X``, ``W_1``, ``b_1``, ``W_2`` or ``b_2`` is not finite real numbers of the expected shape; ``activation`` is
+        not one of the values it may take; or a result would overflow float64 (the error names the inputs it came from).
+        The message names the argument.
+
     Examples
     --------
     >>> mlp([[1.0, -2.0]], np.eye(2), [0.0, 0.0], np.ones((2, 1)), [0.5]).tolist()
@@ -455,6 +482,12 @@ def init_encoder_params(d_model: int, d_ff: int, seed: int | np.random.Generator
     ``+-1/sqrt(d_model)``, ``W_2``, ``b_2`` uniform in ``+-1/sqrt(d_ff)``, gains
     1 and norm biases 0.
 
+    Raises
+    ------
+    ValueError
+        ``d_model`` or ``d_ff`` is not a positive integer; ``seed`` is not a seed by the seed rule (a non-negative
+        integer or a ``numpy.random.Generator``). The message names the argument.
+
     Examples
     --------
     >>> p = init_encoder_params(4, 8, seed=0)
@@ -492,6 +525,12 @@ def params_from_torch(state_dict: Any) -> dict[str, np.ndarray]:
     ``r*d_head:(r+1)*d_head``, which become columns of the book's packed
     ``W_Q`` (:func:`head_blocks`). The layer must have been built with
     biases (PyTorch's default ``bias=True``); torch is never imported here.
+
+    Raises
+    ------
+    ValueError
+        ``state_dict`` is not a state dict of ``torch.nn.TransformerEncoderLayer`` (a missing, extra or wrongly shaped
+        key is refused naming it). The message names the argument.
 
     Examples
     --------
@@ -574,6 +613,13 @@ def head_blocks(params: Any, n_heads: int) -> dict[str, list[np.ndarray]]:
     ``W_K``, ``W_V`` and rows ``r*d_head:(r+1)*d_head`` of ``W_O`` (its output
     is that block of the concatenation).
 
+    Raises
+    ------
+    ValueError
+        ``params`` is not a dict with exactly the names of ``PARAM_NAMES``, each of its shape (refused naming the key);
+        ``n_heads`` is not a positive integer (or does not divide the width); or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> b = head_blocks(init_encoder_params(4, 8, seed=0), n_heads=2)
@@ -649,6 +695,17 @@ def encoder_layer_parts(
 ) -> EncoderLayerResult:
     """One encoder block, keeping every intermediate (see :func:`encoder_layer`).
 
+    Raises
+    ------
+    ValueError
+        ``X`` is not finite real numbers of the expected shape; ``params`` is not a dict with exactly the names of
+        ``PARAM_NAMES``, each of its shape (refused naming the key); ``n_heads`` is not a positive integer (or does not
+        divide the width); ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean
+        or an additive ``(n, n)`` matrix) or leaves a query row with no key; ``norm_first`` is not ``True`` or
+        ``False``; ``activation`` is not one of the values it may take; ``eps`` is not a finite real number in its
+        range; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
+
     Examples
     --------
     >>> from attnlib import CAUSAL
@@ -704,6 +761,17 @@ def encoder_layer(
     Returns
     -------
     ``(n, d_model)``, the block's output rows.
+
+    Raises
+    ------
+    ValueError
+        ``X`` is not finite real numbers of the expected shape; ``params`` is not a dict with exactly the names of
+        ``PARAM_NAMES``, each of its shape (refused naming the key); ``n_heads`` is not a positive integer (or does not
+        divide the width); ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean
+        or an additive ``(n, n)`` matrix) or leaves a query row with no key; ``norm_first`` is not ``True`` or
+        ``False``; ``activation`` is not one of the values it may take; ``eps`` is not a finite real number in its
+        range; or a result would overflow float64 (the error names the inputs it came from). The message names the
+        argument.
 
     Examples
     --------
@@ -793,6 +861,17 @@ def encoder_layer_backward(
     ``Phi(x) + x phi(x)``; each head's attention goes through
     :func:`attnlib.backward.attention_backward_from`.
 
+    Raises
+    ------
+    ValueError
+        ``X`` or ``d_output`` is not finite real numbers of the expected shape; ``params`` is not a dict with exactly
+        the names of ``PARAM_NAMES``, each of its shape (refused naming the key); ``n_heads`` is not a positive integer
+        (or does not divide the width); ``mask`` is not a mask (``None``, ``attnlib.CAUSAL``, a function ``allowed(i,
+        j)``, a boolean or an additive ``(n, n)`` matrix) or leaves a query row with no key; ``norm_first`` is not
+        ``True`` or ``False``; ``activation`` is not one of the values it may take; ``eps`` is not a finite real number
+        in its range; or a result would overflow float64 (the error names the inputs it came from). The message names
+        the argument.
+
     Examples
     --------
     >>> p = init_encoder_params(4, 8, seed=0)
@@ -836,6 +915,16 @@ def encoder_stack(
     Each block is :func:`encoder_layer` with its own parameters (``layers`` is
     a list of dicts) and the same options. No final layer norm is added (a
     pre-norm model usually has one; apply :func:`layer_norm` to the last entry).
+
+    Raises
+    ------
+    ValueError
+        ``X`` is not finite real numbers of the expected shape; ``layers`` is not a non-empty list of such dicts;
+        ``n_heads`` is not a positive integer (or does not divide the width); ``mask`` is not a mask (``None``,
+        ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive ``(n, n)`` matrix) or leaves a query
+        row with no key; ``norm_first`` is not ``True`` or ``False``; ``activation`` is not one of the values it may
+        take; ``eps`` is not a finite real number in its range; or a result would overflow float64 (the error names the
+        inputs it came from). The message names the argument.
 
     Examples
     --------
@@ -881,6 +970,16 @@ def encoder_stack_backward(
     ``"dX"`` is the gradient at that block's input (the residual stream at
     depth ``l``), its ``"dW_2"`` etc. the gradients of its parameters.
 
+    Raises
+    ------
+    ValueError
+        ``X`` or ``d_output`` is not finite real numbers of the expected shape; ``layers`` is not a non-empty list of
+        such dicts; ``n_heads`` is not a positive integer (or does not divide the width); ``mask`` is not a mask
+        (``None``, ``attnlib.CAUSAL``, a function ``allowed(i, j)``, a boolean or an additive ``(n, n)`` matrix) or
+        leaves a query row with no key; ``norm_first`` is not ``True`` or ``False``; ``activation`` is not one of the
+        values it may take; ``eps`` is not a finite real number in its range; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
+
     Examples
     --------
     >>> ps = [init_encoder_params(4, 8, seed=s) for s in range(2)]
@@ -913,6 +1012,11 @@ def encoder_layer_cost(n: int, d_model: int, n_heads: int, d_ff: int) -> dict[st
     (``4 d``; their few operations per entry are left out, like the softmax's,
     so ``0``). A multiply and an add count as 2 operations. The attention
     pieces add up to :func:`attnlib.core.attention_parameter_count` with bias.
+
+    Raises
+    ------
+    ValueError
+        ``n``, ``d_model``, ``n_heads`` or ``d_ff`` is not a positive integer. The message names the argument.
 
     Examples
     --------

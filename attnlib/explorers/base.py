@@ -79,7 +79,14 @@ def matrix_trait() -> Matrix:
 
 
 def checked_trait(default: Any) -> traitlets.Any:
-    """A synced trait of any type: its owner's ``_check_<name>`` checks it (so a wrong type gets the named error too)."""
+    """A synced trait of any type: its owner's ``_check_<name>`` checks it (so a wrong type gets the named error too).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return traitlets.Any(default).tag(sync=True)
 
 
@@ -101,7 +108,14 @@ VIEW_ATTRS = ("_views", "_view", "_results", "_similarity", "_result")
 
 
 class Explorer(anywidget.AnyWidget):
-    """The base of every explorer kind (see the module docstring for what a kind adds)."""
+    """The base of every explorer kind (see the module docstring for what a kind adds).
+
+    Raises
+    ------
+    ValueError
+        ``InvalidSetting`` (a ``ValueError``) when a trait's value is refused by the kind's check; ``TypeError`` for a
+        class that is not a kind (no ``kind=`` in its class statement).
+    """
 
     #: The front-end kind (one module per kind); set by ``kind=`` in the class statement.
     KIND: ClassVar[str] = ""
@@ -202,7 +216,14 @@ class Explorer(anywidget.AnyWidget):
             super().__setattr__(name, value)
 
     def set_trait(self, name: str, value: Any) -> None:
-        """``traitlets``' ``set_trait``, through the same checked path as an assignment."""
+        """``traitlets``' ``set_trait``, through the same checked path as an assignment.
+
+        Raises
+        ------
+        ValueError
+            ``InvalidSetting`` (a ``ValueError`` whose message starts with the setting's name) when ``name`` is a synced
+            trait and ``value`` is refused by its check, or the trait is not a setting; nothing is changed then.
+        """
         if self._ready and not self._writing and name in self._synced():
             self._apply({name: value})
         else:
@@ -278,6 +299,12 @@ class Explorer(anywidget.AnyWidget):
         Every other key is refused and named in ``error``: data the explorer was made with, the
         widget's own traits (its front-end module ``_esm``, ``_css``, ``layout`` ...) and names that
         are no trait at all; the page gets the kept values back.
+
+        Raises
+        ------
+        ValueError
+            Never: a refused change (of any key that is not a state trait, or a value its check refuses) is reported in
+            ``error`` and sent back to the page, and nothing is changed.
         """
         not_settings = [k for k in sync_data if k not in self.STATE]
         refused = ""

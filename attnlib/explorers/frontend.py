@@ -83,6 +83,12 @@ def compose(path: Path) -> str:
     The relative ``import {...} from "./x.js"`` lines are removed (their names are then
     declared in the same module); the named exports of every part stay, so the composed
     module also exports the math that the golden test checks.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
     """
     parts = []
     for name, text in [*((n, _read(STATIC / n)) for n in SHARED), (Path(path).name, _read(Path(path)))]:
@@ -98,6 +104,12 @@ def compose(path: Path) -> str:
 
 def module_source(kind: str) -> str:
     """The composed module of ``kind`` (what anywidget loads as ``_esm``).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -141,7 +153,14 @@ def host_source() -> str:
 
 
 def write_modules(target: str | Path) -> list[Path]:
-    """Write the front-end files into ``target`` (created if needed); return the written paths."""
+    """Write the front-end files into ``target`` (created if needed); return the written paths.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
     registry = _registry()

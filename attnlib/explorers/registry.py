@@ -59,6 +59,12 @@ def register(cls: type, kind: str, module: str | Path) -> None:
 
     A kind is registered once; registering the same name again with another class is refused
     (two kinds cannot share a name, since the page picks the module by the name).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
     """
     if not isinstance(kind, str) or not _KIND_NAME.match(kind):
         raise ValueError(f"kind must be a lower-case name of letters, digits and _; got {kind!r}")
@@ -75,14 +81,28 @@ def register(cls: type, kind: str, module: str | Path) -> None:
 
 
 def factory(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorator: publish a constructor of an explorer (``attnlib.explorers.<name>``)."""
+    """Decorator: publish a constructor of an explorer (``attnlib.explorers.<name>``).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     _FACTORIES[fn.__name__] = fn
     _publish(fn.__name__)
     return fn
 
 
 def unregister(kind: str) -> None:
-    """Forget ``kind``, its class and the constructors defined in its module (a test's temporary kind)."""
+    """Forget ``kind``, its class and the constructors defined in its module (a test's temporary kind).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     cls = explorer_class(kind)
     del _CLASSES[kind], _MODULES[kind]
     gone = {cls.__name__} | {name for name, fn in _FACTORIES.items() if fn.__module__ == cls.__module__}
@@ -98,14 +118,28 @@ def kinds() -> tuple[str, ...]:
 
 
 def explorer_class(kind: str) -> type:
-    """The class of ``kind``."""
+    """The class of ``kind``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     if kind not in _CLASSES:
         raise ValueError(f"kind must be one of {kinds()}; got {kind!r}")
     return _CLASSES[kind]
 
 
 def module_path(kind: str) -> Path:
-    """The front-end ES module of ``kind``."""
+    """The front-end ES module of ``kind``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     explorer_class(kind)
     return _MODULES[kind]
 

@@ -64,6 +64,12 @@ class SettingError(ValueError):
 def shown(value: Any, limit: int = 80) -> str:
     """A value as the error message shows it (arrays as lists, cut at ``limit`` characters).
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> shown(np.eye(2))
@@ -87,7 +93,14 @@ def _translated(setting: str, expected: str, check: Any, *args: Any, **kwargs: A
 
 
 def frozen(arr: Any) -> np.ndarray:
-    """A read-only copy (what an explorer keeps as its state)."""
+    """A read-only copy (what an explorer keeps as its state).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     out = np.array(arr)
     out.setflags(write=False)
     return out
@@ -95,7 +108,14 @@ def frozen(arr: Any) -> np.ndarray:
 
 def float_matrix(setting: str, value: Any, expected: str) -> np.ndarray:
     """A finite real matrix by attnlib's one rule (``attnlib._validate.as_matrix``): no strings,
-    booleans, complex numbers, ``numpy.ma`` arrays, ragged lists, NaN or inf."""
+    booleans, complex numbers, ``numpy.ma`` arrays, ragged lists, NaN or inf.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a finite real matrix; the message (of a ``SettingError``, a ``ValueError``) starts with the
+        setting's name.
+    """
     try:
         return as_matrix(setting, value)
     except ValueError as exc:
@@ -103,7 +123,14 @@ def float_matrix(setting: str, value: Any, expected: str) -> np.ndarray:
 
 
 def same_shape(setting: str, new: np.ndarray, old: np.ndarray, what: str = "the explorer's tokens and layout") -> np.ndarray:
-    """``new`` if it has the shape of ``old`` (a data matrix keeps its shape)."""
+    """``new`` if it has the shape of ``old`` (a data matrix keeps its shape).
+
+    Raises
+    ------
+    ValueError
+        ``new`` does not have the shape of ``old``; the message (of a ``SettingError``, a ``ValueError``) starts with
+        the setting's name.
+    """
     if new.shape != old.shape:
         raise SettingError(setting, f"a matrix of shape {old.shape} ({what})", f"shape {new.shape}")
     return new
@@ -111,6 +138,12 @@ def same_shape(setting: str, new: np.ndarray, old: np.ndarray, what: str = "the 
 
 def check_X(X: Any) -> np.ndarray:
     """Token vectors as rows: a finite matrix of at most ``MAX_TOKENS`` rows and ``MAX_D_MODEL`` columns.
+
+    Raises
+    ------
+    ValueError
+        ``X`` is not a finite real matrix of 1 to 8 rows and 1 to 4 columns; the message (of a ``SettingError``, a
+        ``ValueError``) starts with the setting's name.
 
     Examples
     --------
@@ -127,6 +160,12 @@ def check_X(X: Any) -> np.ndarray:
 
 def check_tokens(tokens: Any, n: int) -> list[str]:
     """One text label per token row (any text; it is always escaped when shown).
+
+    Raises
+    ------
+    ValueError
+        ``tokens`` is not a list of ``n`` labels; the message (of a ``SettingError``, a ``ValueError``) starts with the
+        setting's name.
 
     Examples
     --------
@@ -146,8 +185,8 @@ def check_text(setting: str, value: Any) -> str:
 
     Raises
     ------
-    SettingError
-        (a ``ValueError``) ``value`` is not a ``str``; the message starts with ``setting``.
+    ValueError
+        (a ``SettingError``) ``value`` is not a ``str``; the message starts with ``setting``.
     """
     if not isinstance(value, str):
         raise SettingError(setting, "a text", shown(value))
@@ -159,8 +198,9 @@ def check_seed(setting: str, value: Any) -> int:
 
     Raises
     ------
-    SettingError
-        (a ``ValueError``) ``True``, ``None``, text, a negative or non-integral number, a container.
+    ValueError
+        (a ``SettingError``) ``value`` is ``True``, ``None``, text, a negative or non-integral number or a container;
+        the message starts with ``setting``.
 
     Examples
     --------
@@ -175,8 +215,8 @@ def check_names(setting: str, value: Any, allowed: Sequence[str]) -> list[str]:
 
     Raises
     ------
-    SettingError
-        (a ``ValueError``) ``value`` is not a list or tuple, or holds something that is not one of ``allowed``.
+    ValueError
+        (a ``SettingError``) ``value`` is not a list or tuple, or holds something that is not one of ``allowed``.
 
     Examples
     --------
@@ -195,6 +235,12 @@ def check_names(setting: str, value: Any, allowed: Sequence[str]) -> list[str]:
 def check_choice(setting: str, value: Any, choices: Sequence[int]) -> int:
     """An integer out of ``choices`` (ints, integral floats and numpy integers are accepted).
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not an integer out of ``choices``; the message (of a ``SettingError``, a ``ValueError``) starts
+        with the setting's name.
+
     Examples
     --------
     >>> check_choice("n_heads", 4, (1, 2, 4, 8))
@@ -209,6 +255,12 @@ def check_choice(setting: str, value: Any, choices: Sequence[int]) -> int:
 
 def check_int_range(setting: str, value: Any, lo: int, hi: int, expected: str | None = None) -> int:
     """An integer from ``lo`` to ``hi`` (both included), by attnlib's rule of what an integer is.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not an integer from ``lo`` to ``hi``; the message (of a ``SettingError``, a ``ValueError``) starts
+        with the setting's name.
 
     Examples
     --------
@@ -225,6 +277,12 @@ def check_int_range(setting: str, value: Any, lo: int, hi: int, expected: str | 
 def check_real_range(setting: str, value: Any, lo: float, hi: float) -> float:
     """A finite real number in ``[lo, hi]``, by attnlib's rule of what a real number is.
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not a finite real number from ``lo`` to ``hi``; the message (of a ``SettingError``, a
+        ``ValueError``) starts with the setting's name.
+
     Examples
     --------
     >>> check_real_range("length", 2, 0.25, 6)
@@ -240,6 +298,12 @@ def check_real_range(setting: str, value: Any, lo: float, hi: float) -> float:
 def check_flag(setting: str, value: Any) -> bool:
     """A true/false setting (a Python or numpy bool only).
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not ``True`` or ``False``; the message (of a ``SettingError``, a ``ValueError``) starts with the
+        setting's name.
+
     Examples
     --------
     >>> check_flag("causal", True)
@@ -250,6 +314,12 @@ def check_flag(setting: str, value: Any) -> bool:
 
 def check_flag_matrix(setting: str, value: Any, shape: tuple[int, int], expected: str) -> np.ndarray:
     """A matrix of ``shape`` whose every entry is a flag by attnlib's rule (``as_flag``: a Python or numpy bool).
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a matrix of ``shape`` holding only booleans; the message (of a ``SettingError``, a
+        ``ValueError``) starts with the setting's name.
 
     Examples
     --------

@@ -109,11 +109,26 @@ def style_data() -> dict[str, Any]:
 
 
 def esc(text: Any) -> str:
+    """``text`` (any value, shown as its ``str``) escaped for HTML, quotes included.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return html.escape(str(text), quote=True)
 
 
 def fmt(value: float, decimals: int = DECIMALS) -> str:
-    """One value as the explorers show it (:func:`attnlib.formatting.format_value`); NaN and +inf as ``nan``/``inf``."""
+    """One value as the explorers show it (:func:`attnlib.formatting.format_value`); NaN and +inf as ``nan``/``inf``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     if math.isnan(value) or math.isinf(value) and value > 0:
         return str(value)
     return format_value(value, decimals)
@@ -121,6 +136,12 @@ def fmt(value: float, decimals: int = DECIMALS) -> str:
 
 def state_json(state: Mapping[str, Any]) -> str:
     """The state as JSON that is safe inside ``<script>``: ``<``, ``>`` and ``&`` are ``\\u`` escapes.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -132,7 +153,14 @@ def state_json(state: Mapping[str, Any]) -> str:
 
 
 def embed_html(kind: str, title: str, state: Mapping[str, Any], snapshot: str) -> str:
-    """The ``text/html`` output: the state for the page's host, then the snapshot with its note."""
+    """The ``text/html`` output: the state for the page's host, then the snapshot with its note.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return (
         f'<div class="attnlib-explorer" data-attnlib-kind="{esc(kind)}">'
         f'<script type="application/json" class="attnlib-state">{state_json(state)}</script>'
@@ -158,7 +186,14 @@ def table_html(
     highlight_row: int | None = None,
     decimals: int = DECIMALS,
 ) -> str:
-    """One matrix as an accessible HTML table (``th`` headers, caption, values on colour, ``decimals`` places)."""
+    """One matrix as an accessible HTML table (``th`` headers, caption, values on colour, ``decimals`` places).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     M = np.asarray(M, dtype=float)
     row_messages = row_messages or {}
     n_rows, n_cols = M.shape
@@ -217,6 +252,13 @@ def matrix_html(
     headers are ``<th>`` cells, so a screen reader announces the token of
     every value; the title is the table's caption.
 
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not finite real numbers of the expected shape; ``row_labels`` or ``col_labels`` is not a list of
+        one label per row; ``title`` or ``name`` is not a text (a ``str``); ``row_sums`` is not ``True`` or ``False``.
+        The message names the argument.
+
     Examples
     --------
     >>> html_text = matrix_html([[0.5, 0.25]], ["x1"], ["x1", "x2"], title="w", row_sums=True)
@@ -244,6 +286,12 @@ def matrix_html(
 def matrix_text(M: Any, labels: Sequence[str], *, messages: Sequence[str | None] | None = None, decimals: int = DECIMALS) -> str:
     """A matrix as indented lines ``label: v1  v2 ...``; a row with a message prints the message.
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> print(matrix_text([[0.5, -np.inf]], ["x1"]))
@@ -260,8 +308,24 @@ def matrix_text(M: Any, labels: Sequence[str], *, messages: Sequence[str | None]
 
 
 def flex(*parts: str) -> str:
+    """The HTML ``parts`` (tables of a snapshot) side by side, wrapping on a narrow page.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return '<div style="display:flex;flex-wrap:wrap;align-items:flex-start">' + "".join(parts) + "</div>"
 
 
 def facts(text: str) -> str:
+    """A paragraph of ``text`` (escaped) above a snapshot's tables.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return f'<p style="font-family:sans-serif;font-size:13px">{esc(text)}</p>'

@@ -104,6 +104,12 @@ W_NAMES = ("W_Q", "W_K", "W_V")
 def check_weight(name: str, value: Any, d: int, lo: float = SLIDER["min"], hi: float = SLIDER["max"]) -> np.ndarray:
     """A projection matrix ``(d, d)`` with finite entries in the sliders' range.
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not a ``(d, d)`` matrix with entries from ``lo`` to ``hi``; the message (of a ``SettingError``, a
+        ``ValueError``) starts with the setting's name.
+
     Examples
     --------
     >>> check_weight("W_V", [[1, 0], [1, 1]], 2).tolist()
@@ -118,6 +124,12 @@ def check_weight(name: str, value: Any, d: int, lo: float = SLIDER["min"], hi: f
 
 def dk_choices_for(d: int) -> list[int]:
     """The d_k choices for tokens of width ``d``: no scaling (0), ``DK_CHOICES`` and the true d_k.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -136,8 +148,8 @@ def check_dk(value: Any, choices: Sequence[int], width: int | None = None) -> in
 
     Raises
     ------
-    SettingError
-        (a ``ValueError``) anything else; the message starts with ``d_k``.
+    ValueError
+        (a ``SettingError``) ``value`` is none of these; the message starts with ``d_k``.
 
     Examples
     --------
@@ -161,7 +173,14 @@ def check_dk(value: Any, choices: Sequence[int], width: int | None = None) -> in
 
 
 def check_mask_mode(value: Any) -> str:
-    """``"none"``, ``"causal"`` or ``"custom"``."""
+    """``"none"``, ``"causal"`` or ``"custom"``.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not ``"none"``, ``"causal"`` or ``"custom"``; the message (of a ``SettingError``, a ``ValueError``)
+        starts with the setting's name.
+    """
     if not isinstance(value, str) or value not in MASK_MODES:
         raise SettingError("mask", f"one of {list(MASK_MODES)} as the mask mode", shown(value))
     return value
@@ -170,6 +189,12 @@ def check_mask_mode(value: Any) -> str:
 def check_mask_cells(value: Any, n: int) -> np.ndarray:
     """A boolean ``(n, n)`` pattern, ``True`` = may attend. Rows with no allowed key are allowed here:
     the explorer shows a message for them.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a boolean ``(n, n)`` matrix; the message (of a ``SettingError``, a ``ValueError``) starts with
+        the setting's name.
 
     Examples
     --------
@@ -180,7 +205,14 @@ def check_mask_cells(value: Any, n: int) -> np.ndarray:
 
 
 def effective_mask(mode: str, cells: np.ndarray, n: int) -> np.ndarray:
-    """The pattern in force: all True for ``none``, lower-triangular for ``causal``, the cells for ``custom``."""
+    """The pattern in force: all True for ``none``, lower-triangular for ``causal``, the cells for ``custom``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     if mode == "none":
         return frozen(np.ones((n, n), dtype=bool))
     if mode == "causal":
@@ -197,8 +229,8 @@ def parse_mask(value: Any, n: int) -> tuple[str, np.ndarray]:
 
     Raises
     ------
-    SettingError
-        (a ``ValueError``) anything else; the message starts with ``mask``.
+    ValueError
+        (a ``SettingError``) ``value`` is none of these; the message starts with ``mask``.
 
     Examples
     --------
@@ -223,6 +255,12 @@ def parse_mask(value: Any, n: int) -> tuple[str, np.ndarray]:
 def no_key_message(token: str) -> str:
     """What a query row that may attend to no key shows (the front end prints the same text).
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> no_key_message("x2")
@@ -238,6 +276,12 @@ def overflow_message(view: str) -> str:
     """What the panel says when ``view`` (``Q``, ``K``, ``V``, ``scores`` or ``output``) holds inf or NaN.
 
     The front end writes the same text.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -304,8 +348,8 @@ def attention_views(
     Raises
     ------
     ValueError
-        ``dk`` or ``mask`` is not of these forms (only reachable by calling it directly: the
-        explorer checks its settings first).
+        ``dk`` or ``mask`` is not of these forms (only reachable by calling it directly: the explorer checks its
+        settings first).
 
     Examples
     --------
@@ -364,6 +408,12 @@ def reference_views(state: dict) -> dict:
     ``output`` hold ``None`` for a row with a message; ``scaled`` holds
     ``-inf`` (a Python float) where the mask forbids; a view that overflowed is ``None`` (``error`` says so).
 
+    Raises
+    ------
+    ValueError
+        ``state`` is not a state of the attention explorer (its traits, each of its kind). The message names the
+        argument.
+
     Examples
     --------
     >>> s = {"X": [[1, 0], [0, 1], [0.5, 0.5]], "tokens": ["x1", "x2", "x3"], "W_Q": [[1, 0], [0, 1]],
@@ -412,6 +462,12 @@ def reference_views(state: dict) -> dict:
 def random_draws(d: int, names: Sequence[str] = W_NAMES, count: int = 12, seed: int = 0) -> list[dict[str, list[list[float]]]]:
     """``count`` seeded draws of the matrices ``names``: entries uniform in [-1.5, 1.5], on the slider's step grid.
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> draws = random_draws(2)
@@ -433,6 +489,12 @@ def random_draws(d: int, names: Sequence[str] = W_NAMES, count: int = 12, seed: 
 
 def presets(d: int, names: Sequence[str] = W_NAMES) -> list[dict[str, Any]]:
     """The preset buttons: identity for every matrix in ``names``, and (for d = 2 with W_V) the post's W_V.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -595,9 +657,12 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
 
     Raises
     ------
-    InvalidSetting
-        (a ``ValueError`` whose message starts with the setting's name) any argument that is not
-        what it says above.
+    ValueError
+        (an ``InvalidSetting``, whose message starts with the argument's name) ``X`` is not a finite real matrix of 1 to
+        8 rows and 1 to 4 columns; ``tokens`` is not one label per row; ``controls`` or ``views`` is not a list of names
+        out of ``ALL_CONTROLS`` or ``ALL_VIEWS``; ``W_Q``, ``W_K`` or ``W_V`` is not a ``(d, d)`` matrix in the sliders'
+        range; ``d_k`` is not ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a d_k choice; ``mask`` is not a mask of
+        attnlib's grammar; ``title`` is not a text; ``seed`` is not a seed.
     """
 
     STATE = ("W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells")
@@ -752,7 +817,14 @@ class AttentionExplorer(Explorer, kind="attention", module="attention.js"):
         return self._views
 
     def set(self, **values: Any) -> AttentionExplorer:
-        """Change ``W_Q``, ``W_K``, ``W_V``, ``d_k`` and ``mask`` at once: all are checked first, then one recomputation."""
+        """Change ``W_Q``, ``W_K``, ``W_V``, ``d_k`` and ``mask`` at once: all are checked first, then one recomputation.
+
+        Raises
+        ------
+        ValueError
+            ``InvalidSetting`` (a ``ValueError`` whose message starts with the setting's name) when a keyword is not one
+            of ``W_Q``, ``W_K``, ``W_V``, ``d_k`` and ``mask`` or its value is refused; nothing is changed then.
+        """
         allowed = ("W_Q", "W_K", "W_V", "d_k", "mask")
         unknown = sorted(set(values) - set(allowed))
         if unknown:
@@ -842,6 +914,13 @@ def attention_explorer(X: Any = None, tokens: Sequence[str] | None = None) -> At
         Up to 8 token vectors of width up to 4 as rows (default: the running example).
     tokens:
         Their labels (default ``x1, x2, ...``).
+
+    Raises
+    ------
+    ValueError
+        ``X`` is neither ``None`` nor real, finite numbers of the expected shape; ``tokens`` is neither ``None`` nor a
+        list of one label per row. The error is an ``InvalidSetting`` (a ``ValueError``) whose message starts with the
+        argument's name.
 
     Examples
     --------

@@ -56,6 +56,12 @@ def block_memory_table(d_k: int = D_K) -> dict[str, dict[str, Any]]:
     ``n x n`` score matrix and of the blocked working set, the same as text
     (``format_bytes``), their ratio as text and the number of steps.
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> row = block_memory_table()["4096/128/float32"]
@@ -82,6 +88,12 @@ def block_memory_table(d_k: int = D_K) -> dict[str, dict[str, Any]]:
 def check_dtype(value: Any) -> str:
     """One of ``DTYPES``.
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not one of the data types of the table; the message (of a ``SettingError``, a ``ValueError``)
+        starts with the setting's name.
+
     Examples
     --------
     >>> check_dtype("bfloat16")
@@ -94,6 +106,12 @@ def check_dtype(value: Any) -> str:
 
 def check_block_step(value: Any, n: int, block_size: int) -> int:
     """A step of the blocked loop: an integer from 1 to the number of blocks of ``block_size`` keys in ``n``.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a step from 1 to the number of blocks of ``n`` keys in blocks of ``block_size``; the message
+        (of a ``SettingError``, a ``ValueError``) starts with the setting's name.
 
     Examples
     --------
@@ -198,7 +216,14 @@ class BlockMemoryExplorer(Explorer, kind="blocks", module="blocks.js"):
         return self._result
 
     def block_at(self, step: int | None = None) -> KeyBlock:
-        """The strip of scores at ``step`` (1-based; default the explorer's step), from :func:`attnlib.blocked.key_block`."""
+        """The strip of scores at ``step`` (1-based; default the explorer's step), from :func:`attnlib.blocked.key_block`.
+
+        Raises
+        ------
+        ValueError
+            ``step`` is neither ``None`` nor a step of the current setting (an integer from 1 to the number of blocks);
+            the message starts with ``step``.
+        """
         step = self.step if step is None else step
         try:
             step = check_block_step(step, self.n, self.block_size)

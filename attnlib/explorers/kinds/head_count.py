@@ -37,6 +37,12 @@ _DATA = ("X", "W_Q", "W_K", "W_V", "W_O")
 def head_count_data(seed: int = 0) -> dict[str, Any]:
     """The seeded example: X (4 x 8), W_Q, W_K, W_V (scaled by 1/sqrt(8)), W_O = I, and the parameter counts.
 
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The message
+        names the argument.
+
     Examples
     --------
     >>> d = head_count_data()
@@ -57,7 +63,14 @@ def head_count_data(seed: int = 0) -> dict[str, Any]:
 
 
 def head_count_result(data: dict[str, Any], n_heads: int) -> tuple[np.ndarray, np.ndarray]:
-    """``attnlib.multi_head_attention`` of the example with ``n_heads`` heads: output and per-head weights."""
+    """``attnlib.multi_head_attention`` of the example with ``n_heads`` heads: output and per-head weights.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return multi_head_attention(data["X"], data["X"], data["W_Q"], data["W_K"], data["W_V"], data["W_O"], n_heads=n_heads)
 
 
@@ -88,7 +101,14 @@ def head_count_snapshot(n_heads: int, params: int, tokens: Sequence[str], weight
 
 
 class HeadCountExplorer(Explorer, kind="head_count", module="head_count.js"):
-    """Chapter 8: four tokens of width 8 split across 1, 2, 4 or 8 heads; the parameter count stays 4 d_model^2."""
+    """Chapter 8: four tokens of width 8 split across 1, 2, 4 or 8 heads; the parameter count stays 4 d_model^2.
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The error is
+        an ``InvalidSetting`` (a ``ValueError``) whose message starts with the argument's name.
+    """
 
     STATE = ("n_heads",)
     SETTABLE = ("title", "tokens", "X", "W_Q", "W_K", "W_V", "W_O", "n_heads")

@@ -48,6 +48,12 @@ START_TEXT = "the cat sat on the mat"
 def induction_data(params: Mapping[str, Any], model: induction.InductionModel) -> dict[str, Any]:
     """The model's weights as plain lists (rounded to :data:`DIGITS` significant digits) and its sizes.
 
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+
     Examples
     --------
     >>> m = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4)
@@ -90,6 +96,12 @@ def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, A
     many were left out). ``layers[l][h]`` is head ``h`` of layer ``l + 1``;
     ``predicted`` and ``probability`` are the most likely next token at every
     position and its probability; ``predicted_labels`` its text.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
     """
     model, params = _model_of(data)
     ids, labels = _tokens(text, mode, model.vocab_size)
@@ -134,6 +146,13 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
 
     ``params`` and ``model`` are the weights to show; without them, the chapter's model before
     training (:func:`induction_explorer` without arguments gives it after training).
+
+    Raises
+    ------
+    ValueError
+        ``params`` is neither ``None`` nor a dict of the model's matrices; ``model`` is neither ``None`` nor the object
+        it names; ``text`` is not a text (a ``str``); ``mode`` is not one of the values it may take. The error is an
+        ``InvalidSetting`` (a ``ValueError``) whose message starts with the argument's name.
     """
 
     STATE = ("text", "mode")
@@ -245,6 +264,13 @@ def induction_explorer(params: Mapping[str, Any] | None = None, model: induction
     """Chapter 17: the two-layer model on the reader's own text (both layers' attention, the next-token predictions).
 
     Without arguments it uses the model the chapter trains (:func:`attnlib.induction.book_run`, seed 0).
+
+    Raises
+    ------
+    ValueError
+        ``params`` is not a dict of the expected matrices (a missing, unknown or wrongly shaped entry is refused naming
+        it); ``model`` is not the object it names (made by attnlib). The error is an ``InvalidSetting`` (a
+        ``ValueError``) whose message starts with the argument's name.
 
     Examples
     --------

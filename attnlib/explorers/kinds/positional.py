@@ -32,7 +32,14 @@ D_MODEL_CHOICES = (2, 4, 6, 8, 10, 12, 14, 16)
 
 
 def check_position(value: Any) -> int:
-    """A position ``0 ... N_POSITIONS - 1``."""
+    """A position ``0 ... N_POSITIONS - 1``.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a position of the table; the message (of a ``SettingError``, a ``ValueError``) starts with the
+        setting's name.
+    """
     return check_choice("position", value, tuple(range(N_POSITIONS)))
 
 
@@ -45,7 +52,14 @@ def positional_data() -> dict[str, Any]:
 
 
 def positional_similarity(table: np.ndarray, position: int) -> np.ndarray:
-    """Dot products of ``PE(position)`` with every row of the table, shape ``(N_POSITIONS,)``."""
+    """Dot products of ``PE(position)`` with every row of the table, shape ``(N_POSITIONS,)``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     return scaled_scores(table[position : position + 1], table, scale=NO_SCALING)[0]
 
 

@@ -32,6 +32,12 @@ LENGTH_RANGE = {"min": 0.25, "max": 6.0, "step": 0.25}
 def check_length(value: Any) -> float:
     """The stretch factor: a finite number in [0.25, 6].
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not a finite number in the slider's range; the message (of a ``SettingError``, a ``ValueError``)
+        starts with the setting's name.
+
     Examples
     --------
     >>> check_length(2)
@@ -42,6 +48,12 @@ def check_length(value: Any) -> float:
 
 def stretched_attention(X: Any, length: float) -> tuple[AttentionResult, AttentionResult]:
     """Attention of ``length * X`` with itself (W = I): without scaling, and divided by sqrt(d_k).
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------

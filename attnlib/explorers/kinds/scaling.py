@@ -40,7 +40,14 @@ N_SAMPLES = 200
 
 
 def query_keys(seed: int, d_k: int) -> tuple[np.ndarray, np.ndarray]:
-    """One query ``(1, d_k)`` and ``N_KEYS`` keys with standard-normal entries, seeded by ``(seed, d_k)``."""
+    """One query ``(1, d_k)`` and ``N_KEYS`` keys with standard-normal entries, seeded by ``(seed, d_k)``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     rng = np.random.default_rng([seed, d_k])
     return rng.standard_normal((1, d_k)), rng.standard_normal((N_KEYS, d_k))
 
@@ -51,6 +58,12 @@ def scaling_samples(seed: int = 0) -> dict[str, dict[str, Any]]:
     ``spread_raw`` and ``spread_scaled`` are the standard deviations of
     ``N_SAMPLES**2`` scores of seeded standard-normal vectors,
     unscaled and divided by sqrt(d_k).
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The message
+        names the argument.
 
     Examples
     --------
@@ -80,6 +93,12 @@ def _scaling_samples(seed: int) -> dict[str, dict[str, Any]]:
 
 def scaling_view(raw_scores: Sequence[float], d_k: int) -> dict[str, np.ndarray]:
     """Raw and scaled scores ``(1, n_keys)`` of one query and their softmax weights.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
 
     Examples
     --------
@@ -128,7 +147,14 @@ def scaling_snapshot(d_k: int, view: dict[str, np.ndarray], spread: tuple[float,
 
 
 class ScalingExplorer(Explorer, kind="scaling", module="scaling.js"):
-    """Chapter 5: seeded random q and k of dimension d_k; the spread of q·k grows like sqrt(d_k)."""
+    """Chapter 5: seeded random q and k of dimension d_k; the spread of q·k grows like sqrt(d_k).
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The error is
+        an ``InvalidSetting`` (a ``ValueError``) whose message starts with the argument's name.
+    """
 
     STATE = ("dk",)
     SETTABLE = ("title", "dk")

@@ -57,6 +57,12 @@ def recorded_steps(run: TrainingRun, probe: Task, sequence: int = 0, head: int =
     ``tokens`` (labels of that sequence's rows) and ``features`` (labels of the
     rows and columns of ``W_Q W_K^T``).
 
+    Raises
+    ------
+    ValueError
+        ``run`` or ``probe`` is not the object it names (made by attnlib); ``sequence`` or ``head`` is not an integer in
+        its range. The message names the argument.
+
     Examples
     --------
     >>> from attnlib.training import Adam, AttentionModel, init_params, previous_token_task, train
@@ -100,6 +106,12 @@ def training_data(seed: int = 0) -> dict[str, Any]:
 
     Recording does not change training, so the trajectory is the chapter's.
 
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The message
+        names the argument.
+
     Examples
     --------
     >>> d = training_data()
@@ -119,6 +131,12 @@ def _training_data(seed: int) -> dict[str, Any]:
 def check_step(value: Any, steps: Sequence[int]) -> int:
     """A recorded training step.
 
+    Raises
+    ------
+    ValueError
+        ``value`` is not one of the recorded ``steps``; the message (of a ``SettingError``, a ``ValueError``) starts
+        with the setting's name.
+
     Examples
     --------
     >>> check_step(20, [0, 10, 20])
@@ -128,7 +146,14 @@ def check_step(value: Any, steps: Sequence[int]) -> int:
 
 
 def training_view(data: Mapping[str, Any], step: int) -> dict[str, Any]:
-    """What the explorer shows at ``step``: its loss, weight on the previous token, attention map and ``W_Q W_K^T``."""
+    """What the explorer shows at ``step``: its loss, weight on the previous token, attention map and ``W_Q W_K^T``.
+
+    Raises
+    ------
+    ValueError
+        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
+        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+    """
     k = list(data["steps"]).index(check_step(step, data["steps"]))
     return {
         "step": int(step),
@@ -180,6 +205,12 @@ class TrainingExplorer(Explorer, kind="training", module="training.js"):
     Each step shows the attention map of one held-out sequence, the learned
     ``W_Q W_K^T`` and the loss; the states are computed once by attnlib
     (:func:`training_data`) and handed to the page as data.
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``). The error is
+        an ``InvalidSetting`` (a ``ValueError``) whose message starts with the argument's name.
     """
 
     STATE = ("step",)
