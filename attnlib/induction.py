@@ -1107,13 +1107,6 @@ def drop_step(second_half: Any, reference: Any, ratio: float = 0.5, window: int 
         not a finite number above 0, ``ratio`` not in ``(0, 1)``, or ``window`` not a
         positive integer at most the number of steps.
 
-    Raises
-    ------
-    ValueError
-        ``first_half`` or ``second_half`` is not finite real numbers of the expected shape; ``ratio`` is not a finite
-        real number in its range; ``window`` is not a positive integer; or a result would overflow float64 (the error
-        names the inputs it came from). The message names the argument.
-
     Examples
     --------
     >>> drop_step([3.0, 3.0, 3.0, 1.0, 0.5, 0.1], reference=3.0, ratio=0.5, window=1)

@@ -41,7 +41,9 @@ def test_a_raises_section_names_an_exception_and_says_when():
     asked = [(label, obj) for label, obj in public_callables() if _asked(label, obj)]
     assert len(asked) > 200
     for label, obj in asked:
-        found = RAISES.search(inspect.getdoc(obj))
+        doc = inspect.getdoc(obj)
+        assert len(RAISES.findall(doc)) == 1, f"{label}: one Raises section, not {len(RAISES.findall(doc))}"
+        found = RAISES.search(doc)
         exception, text = found.group(1).strip(), " ".join(found.group(2).split())
         assert exception == "ValueError", f"{label}: attnlib refuses input with ValueError (or a subclass, named in the text): {exception}"
         assert len(text) > 20, f"{label}: the Raises section must say when: {text!r}"
