@@ -309,7 +309,7 @@ def self_attention_backward(
 
 
 def score_change(
-    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, delta_W_Q: Any, delta_W_K: Any, scale: bool | float = True
+    X_query: Any, X_memory: Any, W_Q: Any, W_K: Any, delta_W_Q: Any, delta_W_K: Any, scale: Any = SQRT_D_K
 ) -> np.ndarray:
     """How the scaled scores move, to first order, when ``W_Q`` and ``W_K`` move by ``delta_W_Q`` and ``delta_W_K``.
 
@@ -328,10 +328,19 @@ def score_change(
     delta_W_Q, delta_W_K:
         The moves of ``W_Q`` and ``W_K``, of their shapes.
 
+    Raises
+    ------
+    ValueError
+        ``X_query``, ``X_memory``, ``W_Q``, ``W_K``, ``delta_W_Q`` or ``delta_W_K`` is not finite real numbers of the
+        expected shape (the moves of ``W_Q``'s and ``W_K``'s shapes, queries and keys of one width); ``scale`` is not
+        ``attnlib.SQRT_D_K``, ``attnlib.NO_SCALING`` or a positive number; or a result would overflow float64 (the
+        error names the inputs it came from). The message names the argument.
+
     Examples
     --------
+    >>> from attnlib import NO_SCALING
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
-    >>> score_change(X, X, np.eye(2), np.eye(2), np.eye(2), np.zeros((2, 2)), scale=False).tolist()  # Z = X X^T: doubling W_Q
+    >>> score_change(X, X, np.eye(2), np.eye(2), np.eye(2), np.zeros((2, 2)), scale=NO_SCALING).tolist()  # Z = X X^T: doubling W_Q
     [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 0.5]]
     """
     q = project(X_query, W_Q, "X_query", "W_Q")

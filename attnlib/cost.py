@@ -324,6 +324,12 @@ def attention_traffic_terms(
 
     Parameters and checks are those of :func:`attention_traffic`.
 
+    Raises
+    ------
+    ValueError
+        ``method`` or ``dtype`` is not one of the values it may take; ``n``, ``d``, ``cache_bytes``, ``block_size``,
+        ``query_tile`` or ``key_tile`` is not a positive integer. The message names the argument.
+
     Examples
     --------
     >>> mib, square = 2**20, 65536**2 * 8

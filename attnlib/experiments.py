@@ -385,6 +385,12 @@ def score_step_directions(n_cases: int = 200, seed: int = 0, n_tokens: int = 5, 
     (per unit of learning rate, to first order); a score counts as moved *against* when that
     change and ``-dZ_k`` have opposite signs.
 
+    Raises
+    ------
+    ValueError
+        ``n_cases`` is not an integer from 1 to 100,000; ``seed`` is not a seed (a non-negative integer); ``n_tokens``
+        is not an integer from 2 to 64 or ``d`` one from 1 to 64. The message names the argument.
+
     Examples
     --------
     >>> r = score_step_directions(n_cases=50, seed=0)

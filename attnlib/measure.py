@@ -72,6 +72,12 @@ def cache_sizes(root: str | os.PathLike = CPU_CACHE_DIR) -> list[CacheLevel]:
     (``0-1``: two). Where the operating system does not report them (macOS, Windows, the browser's
     Python) the list is empty: the sizes are then unknown, not guessed.
 
+    Raises
+    ------
+    ValueError
+        ``root`` is not a path (a ``str`` or ``os.PathLike``). The message names the argument. A path that names no
+        cache directory, or one the system describes only in part, is not an error: it gives fewer caches or none.
+
     Examples
     --------
     >>> isinstance(cache_sizes(), list), cache_sizes("/no/such/directory")

@@ -380,6 +380,13 @@ def label_points(
     labels on different sides. When no place qualifies, the label goes to the first one. Call it
     after the axes' limits and scales are set: the places are measured on the drawn figure.
 
+    Raises
+    ------
+    ValueError
+        ``ax`` is not a matplotlib ``Axes``; ``x`` or ``y`` is not a list of finite real numbers, one per point (and
+        positive on a logarithmic axis); ``labels`` is not a list of one label per point; ``fontsize`` is not a size in
+        points from 1 to 72. The message names the argument.
+
     Examples
     --------
     >>> fig, ax = plt.subplots()
@@ -625,12 +632,6 @@ def attention_data_flow(
     when its column is wide enough (at 1280 pixels it is), where 12 points are
     16 pixels, the size of the book's body text. :func:`as_svg` turns the
     figure into that vector image.
-
-    Raises
-    ------
-    ValueError
-        If a dimension is neither a positive int nor a name, or ``masked`` is
-        not a bool.
 
     Raises
     ------

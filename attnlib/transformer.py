@@ -363,6 +363,11 @@ def abs_attention_weights(kappa: float) -> dict[str, np.ndarray]:
     ask with ``kappa`` times the second feature; head 1's key and value are ``+x``, head 2's are
     ``-x``; ``W_O`` adds the two heads into the first output feature.
 
+    Raises
+    ------
+    ValueError
+        ``kappa`` is not a finite positive real number. The message names the argument.
+
     Examples
     --------
     >>> {name: m.tolist() for name, m in abs_attention_weights(10.0).items()}
@@ -388,6 +393,12 @@ def abs_by_attention(x: Any, kappa: float) -> np.ndarray:
     Returns
     -------
     The first output feature of the token ``(x, 1)``, one per entry of ``x``.
+
+    Raises
+    ------
+    ValueError
+        ``x`` is not a list of finite real numbers; ``kappa`` is not a finite positive real number; or ``kappa * x``
+        overflows float64 (the message names ``kappa`` and ``x``). The message names the argument.
 
     Examples
     --------

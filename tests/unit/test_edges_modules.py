@@ -691,6 +691,11 @@ ISSUE47_SPECS = {
         {"outcomes": [EXP_OUTCOME], "thresholds": [0.5, 0.6]},
         {"outcomes": "instance_list", "thresholds": "real_list"},
     ),
+    "experiments.score_step_directions": (
+        experiments.score_step_directions,
+        {"n_cases": 2, "seed": 0, "n_tokens": 3, "d": 2},
+        {"n_cases": "size", "seed": "seed", "n_tokens": "size", "d": "size"},
+    ),
     "experiments.pair_rotation_fit": (experiments.pair_rotation_fit, {"block": [[3.0, 1.0], [-1.0, 3.0]]}, {"block": "matrix"}),
     "experiments.feature_shares": (
         experiments.feature_shares,
@@ -808,7 +813,7 @@ SPECS = {
     ),
     "backward.score_change": (
         backward.score_change,
-        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "delta_W_Q": I2 / 2, "delta_W_K": -I2, "scale": True},
+        {"X_query": X3, "X_memory": X3, "W_Q": I2, "W_K": I2, "delta_W_Q": I2 / 2, "delta_W_K": -I2, "scale": attnlib.SQRT_D_K},
         {
             "X_query": "matrix",
             "X_memory": "matrix",

@@ -204,6 +204,11 @@ SCALE_CALLS = {
         if s is DEFAULT
         else backward.cross_attention_backward(X, X, I2, I2, I2, D_OUT, scale=s)
     ),
+    "backward.score_change": lambda s: (
+        backward.score_change(X, X, I2, I2, I2, -I2 / 2)
+        if s is DEFAULT
+        else backward.score_change(X, X, I2, I2, I2, -I2 / 2, scale=s)
+    ),
     "blocked.chunked_attention": lambda s: (
         blocked.chunked_attention(X, X, X) if s is DEFAULT else blocked.chunked_attention(X, X, X, scale=s)
     ),
