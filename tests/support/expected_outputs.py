@@ -59,7 +59,7 @@ EXPECTED: dict[str, list[str]] = {
         "1 / 1.4142 = 0.7071",
         "0.5 / 1.4142 = 0.3536",
         "20,000 query/key pairs per d_k",
-        "entries of |J| at gamma = 1: from 0.06 to 0.25",
+        "entries of |J| at c = 1: from 0.06 to 0.25",
     ],
     "06-walkthrough": [
         "S[1,3] = q1 . k3 = 1*0.5 + 0*0.5 = 0.5",
