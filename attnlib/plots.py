@@ -29,6 +29,7 @@ from .formatting import MASKED_TEXT, NEG_INF_TEXT, format_row, format_value, is_
 
 __all__ = [
     "CMAP",
+    "GROUP_COLOURS",
     "LABEL_OFFSETS",
     "LINE_COLOURS",
     "MASKED_COLOUR",
@@ -61,6 +62,10 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 
 #: Okabe-Ito without its yellow, which is too faint for thin lines on white.
 LINE_COLOURS = tuple(c for c in OKABE_ITO if c != "#F0E442")
+
+#: Colours of groups of lines (:func:`loss_curves`), in the order that keeps the first two furthest apart:
+#: blue and vermillion differ in hue and in lightness, so two groups stay apart for every kind of colour vision.
+GROUP_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 
 #: Background of a masked (``-inf``) cell, in figures and in the explorers.
 MASKED_COLOUR = "#dddddd"
@@ -309,7 +314,7 @@ def loss_curves(
     """Loss curves of several groups of runs: each run thin, each group's median thick.
 
     ``curves`` maps a group label to a list of equal-length loss arrays (one
-    per seed). Colours are Okabe-Ito (``LINE_COLOURS``), one per group, and every line style
+    per seed). Colours are Okabe-Ito (``GROUP_COLOURS``), one per group, and every line style
     differs too, so the groups stay apart without colour. A group of one run is drawn once,
     thick, and its legend entry is its label alone (a median of one run is that run).
 
@@ -346,13 +351,13 @@ def loss_curves(
         fig = ax.figure
     styles = ("-", "--", "-.", ":")
     for g, (label, arr) in enumerate(groups.items()):
-        colour, style = LINE_COLOURS[(4 + g) % len(LINE_COLOURS)], styles[g % len(styles)]
+        colour, style = GROUP_COLOURS[g % len(GROUP_COLOURS)], styles[g % len(styles)]
         steps = np.arange(arr.shape[1])
         if len(arr) == 1:
             ax.plot(steps, arr[0], color=colour, linestyle=style, linewidth=2.4, label=label)
             continue
         for run in arr:
-            ax.plot(steps, run, color=colour, linestyle=style, linewidth=0.7, alpha=0.45)
+            ax.plot(steps, run, color=colour, linestyle=style, linewidth=0.9, alpha=0.6)
         ax.plot(steps, np.median(arr, axis=0), color=colour, linestyle=style, linewidth=2.4, label=f"{label} (median of {len(arr)})")
     if log:
         ax.set_yscale("log")

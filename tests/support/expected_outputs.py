@@ -78,7 +78,7 @@ EXPECTED: dict[str, list[str]] = {
         "o2 = [0.3845, 0.6155]",
         "o3 = [0.5000, 0.5000]",
         "o1 from 3-decimal weights = [0.616, 0.385]",
-        "A_11 - eta/(1 + eta + kappa) simplifies to 0",
+        "A_11 - xi/(1 + xi + zeta) simplifies to 0",
         "A_11 to 20 digits: 0.45552749049879916664",
         "\\frac{\\sqrt{2}}{4}",
     ],

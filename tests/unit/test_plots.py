@@ -63,3 +63,16 @@ def test_a_single_run_is_not_called_a_median():
     assert labels == ["one head, d_k = 4", "five (median of 5)"]
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == labels
     plt.close(fig)
+
+
+def test_two_groups_of_loss_curves_differ_in_colour_and_style():
+    """Chapter 14's scaled and unscaled runs: blue solid against vermillion dashed, thin runs visible."""
+    fig = plots.loss_curves({"scaled": [[1.0, 0.5, 0.2]] * 2, "unscaled": [[1.0, 0.4, 0.1]] * 2})
+    lines = fig.axes[0].get_lines()
+    first, second = lines[:3], lines[3:]
+    assert {line.get_color() for line in first} == {plots.GROUP_COLOURS[0]}
+    assert {line.get_color() for line in second} == {plots.GROUP_COLOURS[1]}
+    assert plots.GROUP_COLOURS[0] != plots.GROUP_COLOURS[1]
+    assert {line.get_linestyle() for line in first} != {line.get_linestyle() for line in second}
+    assert all(line.get_alpha() >= 0.6 for line in first[:2] + second[:2])
+    plt.close(fig)
