@@ -37,7 +37,7 @@ __all__ = [
 
 
 def positional_frequencies(d_model: int) -> np.ndarray:
-    """Angular frequency ``1 / 10000^(2i/d_model)`` of each sine/cosine pair ``i``.
+    """Angular frequency ``1 / 10000^(2p/d_model)`` of each sine/cosine pair ``p``.
 
     There are ``ceil(d_model / 2)`` pairs; with an odd ``d_model`` the last
     pair has only its sine column.
@@ -61,8 +61,8 @@ def positional_frequencies(d_model: int) -> np.ndarray:
 def sinusoidal_encoding(n_positions: int, d_model: int) -> np.ndarray:
     """The ``(n_positions, d_model)`` table ``PE``.
 
-    ``PE[t, 2i] = sin(t / 10000^(2i/d_model))`` and
-    ``PE[t, 2i+1] = cos(t / 10000^(2i/d_model))``, for positions
+    ``PE[t, 2p] = sin(t / 10000^(2p/d_model))`` and
+    ``PE[t, 2p+1] = cos(t / 10000^(2p/d_model))``, for positions
     ``t = 0 .. n_positions-1``. An odd ``d_model`` works: its last column
     is a sine.
 

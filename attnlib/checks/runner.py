@@ -609,7 +609,7 @@ _SMALL_CASE_ENTRIES = 24
 def _numbers(x: Any) -> str:
     """An array written as rounded nested lists (nan and inf written as such)."""
     arr = np.asarray(x)
-    if arr.dtype == bool:
+    if arr.dtype == bool or np.issubdtype(arr.dtype, np.integer):  # sizes and counts stay whole numbers
         return str(arr.tolist())
     with np.errstate(all="ignore"):
         return str((np.round(arr.astype(np.float64), 4) + 0.0).tolist())  # + 0.0: no -0.0

@@ -40,7 +40,7 @@ def position_pair_by_hand(seed: int | None = None) -> Variant:
     Examples
     --------
     >>> answers(position_pair_by_hand())
-    {'pe3_first_pair': [0.1411, -0.99]}
+    {'first_pair': [0.1411, -0.99]}
     """
     return drawn(seed, "11.1", {"t": 3}, lambda rng: {"t": int(rng.integers(1, 10))})
 
@@ -55,7 +55,7 @@ def _table_11_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
 
-    ``PE[t, 2i] = sin(t / 10000^(2i/d_model))``, ``PE[t, 2i+1] = cos(...)`` with
+    ``PE[t, 2p] = sin(t / 10000^(2p/d_model))``, ``PE[t, 2p+1] = cos(...)`` with
     positions ``t = 0 .. n_positions-1``.
 
     Examples
@@ -80,9 +80,9 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
         halves = np.concatenate([want[:, 0::2], want[:, 1::2]], axis=1)
         mistakes = (
             (swapped, "sine and cosine are swapped: even columns (0, 2, ...) hold the sine."),
-            (wrong_exp, "the exponent should be 2i/d_model, where i counts sine/cosine PAIRS."),
+            (wrong_exp, "the exponent should be 2p/d_model, where p counts sine/cosine PAIRS."),
             (shifted, "positions start at t = 0, not 1."),
-            (halves, "all sines then all cosines: interleave them (sine in column 2i, cosine in column 2i+1)."),
+            (halves, "all sines then all cosines: interleave them (sine in column 2p, cosine in column 2p+1)."),
         )
         label = "a single position" if n == 1 else f"{n} positions, d_model = {d}" + (" (odd)" if d % 2 else "")
         cases.append(
@@ -91,7 +91,7 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
                 (n, d),
                 want,
                 tuple(m for m in mistakes if not _same(m[0], want)),
-                "Column pair i uses the frequency 1/10000^(2i/d_model)."
+                "Pair p (columns 2p and 2p+1) uses the frequency 1/10000^(2p/d_model)."
                 + (" With an odd d_model the last column is a sine without its cosine partner." if d % 2 else ""),
             )
         )
@@ -106,7 +106,7 @@ register(
         "by-hand",
         position_pair_by_hand,
         lambda v: require(1 <= v.t <= 9, v, "t must be a small positive position"),
-        answer=lambda v: {"pe3_first_pair": rounded(sinusoidal_encoding(v.t + 1, 2)[v.t])},
+        answer=lambda v: {"first_pair": rounded(sinusoidal_encoding(v.t + 1, 2)[v.t])},
     )
 )
 register(
