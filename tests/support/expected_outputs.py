@@ -266,7 +266,7 @@ EXPECTED: dict[str, list[str]] = {
         "post-norm: largest relative error against finite differences (dX and seven parameters)",
         "pre-norm: largest relative error against finite differences (dX and seven parameters)",
         "at most 1e-6: True",
-        "post-norm, after every block: 5.6568 (sqrt(d_model) = 5.6569)",
+        "post-norm, after the last block: 5.6568 (sqrt(d_model) = 5.6569)",
         "predicted std of the scaled scores after layer norm: 0.5",
         "every weight of a uniform row of 32 keys: 0.031",
         "       100 |    0.4925 |      4937 |    1.9702",
