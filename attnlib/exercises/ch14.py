@@ -50,7 +50,7 @@ def softmax_row_backward_by_hand(seed: int | None = None) -> Variant:
     --------
     >>> v = softmax_row_backward_by_hand()
     >>> v.a.tolist(), v.g.tolist(), answers(v)
-    ([1.0, 0.0, 0.0], [3.0, -1.0, 2.0], {'ds_row': [0.0, 0.0, 0.0]})
+    ([1.0, 0.0, 0.0], [3.0, -1.0, 2.0], {'dz_row': [0.0, 0.0, 0.0]})
     """
     book = {"a": np.array([1.0, 0.0, 0.0]), "g": np.array([3.0, -1.0, 2.0])}
     return drawn(
@@ -160,7 +160,7 @@ register(
         "by-hand",
         softmax_row_backward_by_hand,
         _well_posed_14_1,
-        answer=lambda v: {"ds_row": rounded(backward.softmax_backward([v.a], [v.g])[0])},
+        answer=lambda v: {"dz_row": rounded(backward.softmax_backward([v.a], [v.g])[0])},
     )
 )
 register(

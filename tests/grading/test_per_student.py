@@ -57,7 +57,7 @@ ATTACK_14_1 = """import attnlib.exercises.grading as _grading
 np.allclose = lambda *a, **k: True
 checks.check_by_hand = lambda *a, **k: checks.CheckResult("patched", 1, 1)
 _grading.judge = lambda *a, **k: []
-ds_row = [9.0, 9.0, 9.0]"""
+dz_row = [9.0, 9.0, 9.0]"""
 WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
 
 

@@ -171,7 +171,7 @@ EXPECTED: dict[str, list[str]] = {
         "[[ 0.1108 -0.1108]\n [-0.1108  0.1108]\n [ 0.1179 -0.1179]]",
         "[[ 0.1828 -0.0388]\n [-0.1567  0.0649]\n [-0.0261 -0.0261]]",
         "[[0.6222 0.0579]\n [0.3913 0.2889]\n [0.4865 0.1532]]",
-        "[[ 0.     -0.     -0.    ]\n [-0.2212  0.2212 -0.    ]\n [ 0.1667 -0.1667  0.    ]]",
+        "[[ 0.      0.      0.    ]\n [-0.2212  0.2212  0.    ]\n [ 0.1667 -0.1667  0.    ]]",
         "dZ exactly 0 at every masked pair: True",
         "dQ of token 1 (sees only itself): [0. 0.]",
         # issue 44: a step on W_Q and W_K moves single scores against the push, the whole matrix never
