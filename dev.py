@@ -3,6 +3,7 @@
 
     python3 dev.py book   # set up .venv, print the PDF and build the web book into _build/html
     python3 dev.py pdf    # set up .venv and print the whole book into _build/pdf/deriving-attention.pdf
+    python3 dev.py serve  # read the built book: serve _build/html on http://127.0.0.1:8000/ (--port N)
     python3 dev.py test           # set up .venv with the test tools and run every test (what CI runs)
     python3 dev.py test --quick   # the inner loop: ruff, unit tests, doctests, explorers, self-checks
 
@@ -17,7 +18,9 @@ breaks, in about a minute, and says how to run the rest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import http.server
 import os
 import shutil
 import subprocess
@@ -126,7 +129,7 @@ def book(extra: list[str]) -> None:
     else:
         print(f"{CHROMIUM} is missing: the web book is built without its PDF (apt-get install chromium)", flush=True)
     run([BIN / "jupyter-book", *BUILD[1:], *extra])
-    print(f"\nThe book is in {ROOT / '_build' / 'html' / 'index.html'}")
+    print(f"\nThe book is in {ROOT / '_build' / 'html'}; read it with: python3 dev.py serve")
 
 
 def pdf(extra: list[str]) -> None:
@@ -134,6 +137,62 @@ def pdf(extra: list[str]) -> None:
     ensure_node_modules()
     run([PY, ROOT / "pdf" / "make_pdf.py", *extra])
     print("\nThe next `python3 dev.py book` links it from the web book (intro page and every download menu)")
+
+
+#: the port `serve` listens on unless --port says otherwise
+SERVE_PORT = 8000
+
+
+class _BookHandler(http.server.SimpleHTTPRequestHandler):
+    # the types the book's modules and the JupyterLite site need, whatever the machine's mimetypes say
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".json": "application/json",
+    }
+
+
+def serve(extra: list[str]) -> None:
+    """Serve the built web book over HTTP on 127.0.0.1 and print its address.
+
+    Opened as a file (``file://.../index.html``) the pages show only the explorers' static
+    snapshots: browsers do not run ES modules from files. Served, the explorers run live,
+    search works and the JupyterLite pages open. Only Python's standard library is used.
+    """
+    import argparse
+
+    def port_number(text: str) -> int:
+        try:
+            port = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, not {text!r}") from None
+        if not 0 <= port <= 65535:
+            raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535, not {text!r}")
+        return port
+
+    parser = argparse.ArgumentParser(prog="python3 dev.py serve", description=serve.__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=port_number, default=SERVE_PORT,
+                        help=f"the port on 127.0.0.1 (default {SERVE_PORT}; 0 picks a free one)")
+    parser.add_argument("--dir", type=Path, default=ROOT / "_build" / "html",
+                        help="the built web book (default _build/html)")
+    args = parser.parse_args(extra)
+    site = args.dir.resolve()
+    if not (site / "index.html").is_file():
+        sys.exit(f"--dir {args.dir}: no built book there (no index.html); build it first with: python3 dev.py book")
+    handler = functools.partial(_BookHandler, directory=str(site))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    except OSError as exc:
+        sys.exit(f"--port {args.port}: cannot listen on 127.0.0.1:{args.port} ({exc.strerror}); choose another with --port")
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    print(f"Serving {site} at {url}\nOpen {url} in a browser to read the book (Ctrl+C stops the server)", flush=True)
+    with server:
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("\nStopped", flush=True)
 
 
 #: what a change to attnlib/ or to a notebook's code most likely breaks, in about a minute:
@@ -210,7 +269,7 @@ def test(extra: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    commands = {"book": book, "pdf": pdf, "test": test}
+    commands = {"book": book, "pdf": pdf, "serve": serve, "test": test}
     if not argv or argv[0] not in commands:
         sys.exit(__doc__)
     try:

@@ -21,6 +21,11 @@ This extension
   and hides the snapshot, which stays for print and for readers without JavaScript. The page's
   ``<head>`` also links the stylesheet and ``modulepreload``s the modules it will import, so they
   download while the page parses;
+* tells the reader why an explorer is not live when the page was opened as a file (``file://``):
+  browsers do not run ES modules there, so the host never starts and the static snapshot stays.
+  A small classic script (:func:`file_page_script`, which does run from a file) replaces each
+  snapshot's note with :data:`FILE_NOTE`, which says why and names ``python3 dev.py serve``. Only
+  the web build gets it: the single-page build is printed from a file on purpose (the PDF);
 * lets the parser reach the explorers sooner on every page: the extensions' script files in the
   ``<head>`` (doctools, copybutton, the book theme's, togglebutton, ...) are loaded with ``defer``
   (:func:`deferred_scripts`), which keeps their order and runs them before ``DOMContentLoaded``, as
@@ -33,6 +38,7 @@ This extension
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -50,6 +56,30 @@ TARGET = "_explorers"
 HOST = f"{TARGET}/host.js"
 MARKER = 'class="attnlib-explorer"'
 KIND = re.compile(r'class="attnlib-explorer" data-attnlib-kind="([a-z_]+)"')
+
+
+#: What each snapshot's note says instead when the page was opened from a file (file://), where the live
+#: explorer cannot start. One definition for the page and the tests.
+FILE_NOTE = (
+    "Static snapshot: the numbers below do not move. This page was opened as a file (its address starts "
+    "with file://), and browsers do not run the explorers' JavaScript modules from files. To use the live "
+    "explorer, open the book through a local web server: in the book's folder run python3 dev.py serve "
+    "and open the address it prints."
+)
+
+
+def file_page_script() -> str:
+    """A classic (non-module) inline script: on a ``file://`` page, every snapshot note says :data:`FILE_NOTE`.
+
+    The title in the note (its ``<strong>``) stays; the rest of the note is replaced.
+    """
+    note = json.dumps(FILE_NOTE)
+    return (
+        '<script>if (location.protocol === "file:") document.addEventListener("DOMContentLoaded", () => {'
+        ' for (const p of document.querySelectorAll("p.attnlib-snapshot-note")) {'
+        ' const title = p.querySelector("strong"); p.replaceChildren(...(title ? [title, " "] : []), ' + note + '); } });'
+        "</script>\n"
+    )
 
 
 def page_has_explorer(body: str) -> bool:
@@ -100,6 +130,8 @@ def _add_host(app: Sphinx, pagename: str, templatename: str, context: dict, doct
         # neither the theme's scripts nor MathJax, which take hundreds of milliseconds on a chapter
         # page, hold the explorers back.
         context["metatags"] = context.get("metatags", "") + head_links(body, context["pathto"]) + entry_scripts(body, context["pathto"])
+        if app.builder.name == "html":  # not the single page printed into the PDF (from a file, on purpose)
+            context["metatags"] += file_page_script()
 
 
 def _defer_head_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -82,13 +82,15 @@ def book_pdf(built_book, tmp_path_factory) -> dict:
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
     text = _run([_poppler("pdftotext"), "-enc", "UTF-8", pdf, "-"]).stdout
     front = _run([_poppler("pdftotext"), "-enc", "UTF-8", "-f", "1", "-l", "6", pdf, "-"]).stdout
+    title_page = _run([_poppler("pdftotext"), "-enc", "UTF-8", "-f", "1", "-l", "1", pdf, "-"]).stdout
     images = [line for line in _run([_poppler("pdfimages"), "-list", pdf]).stdout.splitlines()[2:] if line.split()[2:3] == ["image"]]
     report = {"pages": pages, "bytes": pdf.stat().st_size, "seconds": round(seconds, 1), "images": len(images),
               "log": [line for line in made.stdout.splitlines() if line.startswith("book_pdf:")]}
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "pdf-report.json").write_text(json.dumps(report, indent=2))
     print("PDF:", report)
-    return {**report, "path": pdf, "out": out, "info": info, "text": text, "front": front, "log_text": made.stdout + made.stderr}
+    return {**report, "path": pdf, "out": out, "info": info, "text": text, "front": front, "title_page": title_page,
+            "log_text": made.stdout + made.stderr}
 
 
 def test_pdf_is_a_real_book(book_pdf):
@@ -115,6 +117,23 @@ def test_pdf_has_every_chapter_title_and_a_table_of_contents(book_pdf):
     assert re.search(r"\b4\.\d+\. \S", text), "sections are not numbered"
     assert re.search(r"\(\d+\.\d+\)", text), "no numbered equation such as (2.1)"
     assert "Attention Is All You Need" in text, "the References page (references.bib) is missing from the PDF"
+
+
+def _lines(text: str) -> list[str]:
+    return [_squash(line).strip() for line in text.splitlines()]
+
+
+def test_pdf_title_page_and_headings_are_printed(book_pdf):
+    """The title page starts with the book's title (the page footer repeats the document's title, so it is
+    the first line that counts), and the cheat sheet's heading is printed on its page as well as in the
+    contents: a theme print rule (`.bd-article h1:first-of-type`, hidden) dropped both
+    (_static/print-headings.css)."""
+    title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
+    first = next((line for line in _lines(book_pdf["title_page"]) if line), "")
+    assert first == title, f"the title page starts with {first!r}, not the title {title!r}: {book_pdf['title_page'][:400]!r}"
+    cheat_sheet = next(t for t in toc_titles() if "cheat" in t.lower())
+    printed = _lines(book_pdf["text"]).count(cheat_sheet)
+    assert printed >= 2, f"{cheat_sheet!r} is printed {printed} time(s) as a line: in the contents, not as the page's heading"
 
 
 def test_pdf_shows_the_running_example_and_typeset_formulas(book_pdf):
