@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_flag
 from ..exercises import registry
 from .runner import ByHandResult, _safe_text
 
@@ -91,9 +92,10 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
     >>> check_by_hand("4.1", {}, verbose=False).entries
     ('o_by_hand is not defined yet: type it in the answer cell above and run that cell.',)
     """
+    verbose = as_flag("verbose", verbose)
     expected = _by_hand_expected(exercise, seed)
     if not hasattr(answers, "get") or not hasattr(answers, "__contains__"):
-        raise TypeError(f"answers must be a mapping from names to typed values (in a notebook, globals()); got {type(answers).__name__}")
+        raise ValueError(f"answers must be a mapping from names to typed values (in a notebook, globals()); got {type(answers).__name__}")
     name = f"{exercise} ({', '.join(expected)})"
     entries: list[str] = []
     n_cases = n_right = 0

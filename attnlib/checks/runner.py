@@ -76,6 +76,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_flag
+
 __all__ = [
     "ATOL",
     "RTOL",
@@ -727,6 +729,7 @@ def _merged(messages: list[str], labels: list[str]) -> list[str]:
 
 
 def _run(name: str, fn: Any, cases: Sequence[_Case], verbose: bool, notation: _Notation | None = None) -> CheckResult:
+    verbose = as_flag("verbose", verbose)
     if not callable(fn):
         result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
     else:

@@ -48,6 +48,17 @@ def _answer_13_1(v: Variant) -> dict[str, Any]:
     return {"score_bytes": b, "score_mib": b / 2**20}
 
 
+#: The largest budget exponent 13.2's answer computes (2**1024 bytes; the draws give 24 to 34).
+MAX_BUDGET_LOG2 = 1024
+
+
+def _answer_13_2(v: Variant) -> dict[str, Any]:
+    budget_log2 = v.budget_log2
+    if not 0 <= budget_log2 <= MAX_BUDGET_LOG2:  # 2**budget_log2 is computed exactly: refuse before it is
+        raise ValueError(f"v.inputs['budget_log2'] must be between 0 and {MAX_BUDGET_LOG2}, got {budget_log2}")
+    return {"n_for_budget": math.isqrt(2**budget_log2 // cost.score_matrix_bytes(1))}
+
+
 # --- the registry ---
 
 register(
@@ -65,6 +76,6 @@ register(
         "by-hand",
         memory_budget_by_hand,
         lambda v: require(v.budget_log2 % 2 == 0 and v.budget_log2 >= 4, v, "the budget must be an even power of two"),
-        answer=lambda v: {"n_for_budget": math.isqrt(2**v.budget_log2 // cost.score_matrix_bytes(1))},
+        answer=_answer_13_2,
     )
 )
