@@ -375,7 +375,10 @@ def answers(v: Variant) -> dict[str, Any]:
     out = {name: _typed_answer(value) for name, value in computed.items()}
     for name, value in out.items():
         if not np.all(np.isfinite(np.asarray(value, dtype=float))):
-            raise ValueError(f"v: the answer {name} of this variant of exercise {v.exercise} is not finite (an input holds -inf, or the computation overflowed)")
+            raise ValueError(
+                f"v: the answer {name} of this variant of exercise {v.exercise} is not finite "
+                "(an input holds -inf, or the computation overflowed)"
+            )
     return out
 
 
