@@ -76,10 +76,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_flag
+from .._validate import as_flag, as_positive_real
 
 __all__ = [
     "ATOL",
+    "MAX_TIME_LIMIT_SECONDS",
     "RTOL",
     "TIME_LIMIT_SECONDS",
     "ByHandResult",
@@ -95,6 +96,8 @@ RTOL = 1e-6
 
 #: Time limit, in seconds, for one call of your function.
 TIME_LIMIT_SECONDS: float = 5.0
+#: The longest time limit ``call_student`` takes (a day; longer ones are refused, as the timer cannot hold them everywhere).
+MAX_TIME_LIMIT_SECONDS: float = 86400.0
 
 #: How many printed lines the summary of your function's output quotes.
 _PRINTED_LINES_QUOTED = 3
@@ -383,8 +386,10 @@ def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: floa
     >>> call_student(changes_input, (np.zeros(2),)).error
     'your function changed its input x in place; work on a copy (for example x = x - m instead of x -= m).'
     """
-    limit = TIME_LIMIT_SECONDS if time_limit is None else float(time_limit)
-    given = _copy_args(args)
+    if not isinstance(args, (tuple, list)):
+        raise ValueError(f"args must be a tuple of the arguments to call fn with, got {type(args).__name__}")
+    limit = TIME_LIMIT_SECONDS if time_limit is None else as_positive_real("time_limit", time_limit, below=MAX_TIME_LIMIT_SECONDS)
+    given = _copy_args(tuple(args))
     output = _CappedOutput()
     value, error, timed_out, raised = None, None, False, None
     try:
