@@ -81,6 +81,13 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
     A number that is off by a little more (rounded too coarsely or too
     early) is called close; a number typed as text is named as such.
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not a by-hand exercise's number, ``answers`` is not a mapping, ``seed`` is
+        neither None nor an integer by the seed rule or ``verbose`` is not True or False; the message
+        names it. Typed values never raise: text, booleans, NaN or a wrong shape are entries not yet right.
+
     Examples
     --------
     >>> check_by_hand("4.1", {"o_by_hand": [5 / 8, 3 / 8]}, verbose=False).passed

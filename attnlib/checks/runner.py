@@ -376,6 +376,13 @@ def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: floa
     changed one of its input arrays in place. ``KeyboardInterrupt`` still
     stops the check.
 
+    Raises
+    ------
+    ValueError
+        If ``args`` is not a tuple (or list) of arguments, or ``time_limit`` is neither None nor a positive
+        number below ``MAX_TIME_LIMIT_SECONDS`` (a day); the message names it. Nothing ``fn`` does raises
+        here (``KeyboardInterrupt`` aside): it is the result's ``error``.
+
     Examples
     --------
     >>> call_student(lambda x: x + 1, (np.zeros(2),)).value.tolist()

@@ -24,6 +24,12 @@ __all__ = ["memory_budget_by_hand", "score_memory_by_hand"]
 def score_memory_by_hand(seed: int | None = None) -> Variant:
     """Exercise 13.1: a sequence length ``n`` (a power of two) for one float32 score matrix.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(score_memory_by_hand())
@@ -34,6 +40,12 @@ def score_memory_by_hand(seed: int | None = None) -> Variant:
 
 def memory_budget_by_hand(seed: int | None = None) -> Variant:
     """Exercise 13.2: a memory budget of ``2**budget_log2`` bytes for one float32 score matrix.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
 
     Examples
     --------

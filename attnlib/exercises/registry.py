@@ -195,6 +195,13 @@ def register(exercise: Exercise) -> Exercise:
     The entry is checked first: an :class:`Exercise`, its number ``"chapter.exercise"``
     (positive integers), a known kind, functions where functions belong and what its kind needs.
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an :class:`Exercise` entry, its number, kind or functions are not what its
+        kind needs, or its number is registered already; the message names ``exercise`` (or its field,
+        ``exercise.kind``).
+
     Examples
     --------
     >>> register(EXERCISES["6.1"])
@@ -336,6 +343,13 @@ def _on_variant(fn: Callable[[Variant], Any], v: Variant) -> Any:
 def variant(exercise: str, seed: int | None = None) -> Variant:
     """The inputs of exercise ``exercise`` (for example ``"9.1"``) for ``seed``.
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not the registered string of an exercise with variants (``9.1``, ``b"9.1"``
+        and ``["9.1"]`` are refused) or ``seed`` is neither None nor an integer by the seed rule; the
+        message names it.
+
     Examples
     --------
     >>> variant("11.1").t
@@ -355,6 +369,14 @@ def answers(v: Variant) -> dict[str, Any]:
     decimals, as a student would type them (integers stay integers). ``v``
     must be a :class:`Variant` of a registered exercise that has an answer,
     holding the inputs its draw gives; anything else is a ValueError naming ``v``.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a :class:`Variant` of a registered exercise with an answer, lacks its draw's
+        inputs or holds them of another kind, holds NaN, ``+inf`` or an integer beyond ``2**53``, holds
+        a value out of the exercise's range (13.2's ``budget_log2``) or gives an answer that is not
+        finite; the message names ``v`` (and the input, ``v.inputs['X']``).
 
     Examples
     --------
@@ -387,6 +409,13 @@ def check_well_posed(v: Variant) -> None:
 
     ``v`` is checked as by :func:`answers`.
 
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a fair question (its exercise's ``well_posed``), or is not a
+        :class:`Variant` holding its exercise's inputs as :func:`answers` requires; the message
+        names ``v`` or the exercise and seed.
+
     Examples
     --------
     >>> check_well_posed(variant("9.1", 3))
@@ -418,6 +447,12 @@ def agrees(given: Any, expected: Any) -> bool:
     not real numbers (text, even ``"0.5"``; booleans; complex numbers; None; an
     int too large for a float64; a masked array) or that has another shape
     simply does not agree. NaN agrees with nothing.
+
+    Raises
+    ------
+    ValueError
+        Never: ``given`` comes from a student; anything that is not real numbers of the shape of
+        ``expected`` (booleans included, even inside a list) is False.
 
     Examples
     --------
@@ -454,6 +489,12 @@ def student_seed(student_id: str, assignment: str, key: str) -> int:
     The same three strings always give the same seed in ``[0, 2**31)``; a
     different key (another course, another term, another route) gives other numbers.
 
+    Raises
+    ------
+    ValueError
+        If ``student_id``, ``assignment`` or ``key`` is not a non-empty string that UTF-8 can encode
+        (bytes, numbers and a lone surrogate such as ``"\\ud800"`` are refused); the message names it.
+
     Examples
     --------
     >>> student_seed("s001", "ch06", key="k") == student_seed("s001", "ch06", key="k")
@@ -478,6 +519,13 @@ def route_key(secret: str, assignment: str, route: str) -> str:
     digits. The exchange copy of an assignment carries its key in clear; from
     it nobody can compute the secret, nor the key of another assignment or of
     the per-student files.
+
+    Raises
+    ------
+    ValueError
+        If ``secret`` or ``assignment`` is not a non-empty string that UTF-8 can encode (a lone
+        surrogate such as ``"\\ud800"`` is refused), or ``route`` is not one of ``ROUTES``; the
+        message names it.
 
     Examples
     --------
