@@ -69,6 +69,7 @@ __all__ = [
     "as_text",
     "divisor_of",
     "finite_result",
+    "holds_bool",
     "mask_tile",
     "quiet",
     "real_scalar",
@@ -115,7 +116,7 @@ def to_ndarray(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"{name} could not be read as an array ({type(exc).__name__}); got {_describe(value)}") from None
 
 
-def _holds_bool(value: Any) -> bool:
+def holds_bool(value: Any) -> bool:
     """Whether nested lists or tuples hold a boolean (Python's, numpy's, or a boolean array), which numpy turns into 1.0."""
     stack = [value]
     while stack:
@@ -129,7 +130,7 @@ def _holds_bool(value: Any) -> bool:
 
 def _real_float_array(name: str, arr: np.ndarray, value: Any) -> np.ndarray:
     kind = arr.dtype.kind
-    if kind in "iuf" and isinstance(value, (list, tuple)) and _holds_bool(value):
+    if kind in "iuf" and isinstance(value, (list, tuple)) and holds_bool(value):
         raise ValueError(
             f"{name} holds booleans mixed with numbers: {_describe(value)}; give numbers only (for a mask, use the mask argument)"
         )

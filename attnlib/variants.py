@@ -76,6 +76,12 @@ def implement_inputs(exercise: str, seed: int | None = None) -> Variant:
     ``seed=None`` gives fixed book inputs; a seed gives a student's own sizes
     and entries (normal numbers, so no two entries tie).
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not the number of an implement exercise, or ``seed`` is neither None
+        nor an integer by the seed rule; the message names it.
+
     Examples
     --------
     >>> v = implement_inputs("6.2", seed=7)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_flag
 from ..exercises import registry
 from .runner import ByHandResult, _safe_text
 
@@ -80,6 +81,13 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
     A number that is off by a little more (rounded too coarsely or too
     early) is called close; a number typed as text is named as such.
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not a by-hand exercise's number, ``answers`` is not a mapping, ``seed`` is
+        neither None nor an integer by the seed rule or ``verbose`` is not True or False; the message
+        names it. Typed values never raise: text, booleans, NaN or a wrong shape are entries not yet right.
+
     Examples
     --------
     >>> check_by_hand("4.1", {"o_by_hand": [5 / 8, 3 / 8]}, verbose=False).passed
@@ -91,9 +99,10 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
     >>> check_by_hand("4.1", {}, verbose=False).entries
     ('o_by_hand is not defined yet: type it in the answer cell above and run that cell.',)
     """
+    verbose = as_flag("verbose", verbose)
     expected = _by_hand_expected(exercise, seed)
     if not hasattr(answers, "get") or not hasattr(answers, "__contains__"):
-        raise TypeError(f"answers must be a mapping from names to typed values (in a notebook, globals()); got {type(answers).__name__}")
+        raise ValueError(f"answers must be a mapping from names to typed values (in a notebook, globals()); got {type(answers).__name__}")
     name = f"{exercise} ({', '.join(expected)})"
     entries: list[str] = []
     n_cases = n_right = 0

@@ -76,8 +76,11 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_flag, as_positive_real
+
 __all__ = [
     "ATOL",
+    "MAX_TIME_LIMIT_SECONDS",
     "RTOL",
     "TIME_LIMIT_SECONDS",
     "ByHandResult",
@@ -93,6 +96,8 @@ RTOL = 1e-6
 
 #: Time limit, in seconds, for one call of your function.
 TIME_LIMIT_SECONDS: float = 5.0
+#: The longest time limit ``call_student`` takes (a day; longer ones are refused, as the timer cannot hold them everywhere).
+MAX_TIME_LIMIT_SECONDS: float = 86400.0
 
 #: How many printed lines the summary of your function's output quotes.
 _PRINTED_LINES_QUOTED = 3
@@ -371,6 +376,13 @@ def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: floa
     changed one of its input arrays in place. ``KeyboardInterrupt`` still
     stops the check.
 
+    Raises
+    ------
+    ValueError
+        If ``args`` is not a tuple (or list) of arguments, or ``time_limit`` is neither None nor a positive
+        number below ``MAX_TIME_LIMIT_SECONDS`` (a day); the message names it. Nothing ``fn`` does raises
+        here (``KeyboardInterrupt`` aside): it is the result's ``error``.
+
     Examples
     --------
     >>> call_student(lambda x: x + 1, (np.zeros(2),)).value.tolist()
@@ -381,8 +393,10 @@ def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: floa
     >>> call_student(changes_input, (np.zeros(2),)).error
     'your function changed its input x in place; work on a copy (for example x = x - m instead of x -= m).'
     """
-    limit = TIME_LIMIT_SECONDS if time_limit is None else float(time_limit)
-    given = _copy_args(args)
+    if not isinstance(args, (tuple, list)):
+        raise ValueError(f"args must be a tuple of the arguments to call fn with, got {type(args).__name__}")
+    limit = TIME_LIMIT_SECONDS if time_limit is None else as_positive_real("time_limit", time_limit, below=MAX_TIME_LIMIT_SECONDS)
+    given = _copy_args(tuple(args))
     output = _CappedOutput()
     value, error, timed_out, raised = None, None, False, None
     try:
@@ -727,6 +741,7 @@ def _merged(messages: list[str], labels: list[str]) -> list[str]:
 
 
 def _run(name: str, fn: Any, cases: Sequence[_Case], verbose: bool, notation: _Notation | None = None) -> CheckResult:
+    verbose = as_flag("verbose", verbose)
     if not callable(fn):
         result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
     else:

@@ -42,6 +42,12 @@ __all__ = ["check_pairwise_dots", "dot_products_by_hand"]
 def dot_products_by_hand(seed: int | None = None) -> Variant:
     """Exercise 1.1: three tokens ``X`` (entries are halves); dot products with token 3 and its length.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(dot_products_by_hand())
@@ -72,6 +78,13 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, s
     """Check ``fn(X)``, which should return every pairwise dot product ``X X^T``.
 
     Entry ``[i, j]`` is the dot product of token (row) ``i`` with token ``j``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -42,6 +42,12 @@ __all__ = ["bilinear_by_hand", "check_bilinear_scores"]
 def bilinear_by_hand(seed: int | None = None) -> Variant:
     """Exercise 2.1: the running example's tokens with small integer ``W_Q`` and ``W_K``.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(bilinear_by_hand())
@@ -77,6 +83,13 @@ def check_bilinear_scores(
     fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
 ) -> CheckResult:
     """Check ``fn(X, W_Q, W_K)``, which should return the scores ``(X W_Q)(X W_K)^T``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

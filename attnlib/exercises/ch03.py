@@ -30,6 +30,12 @@ __all__ = ["values_by_hand"]
 def values_by_hand(seed: int | None = None) -> Variant:
     """Exercise 3.1: a small integer ``W_V`` for the running example's tokens.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(values_by_hand())

@@ -53,6 +53,12 @@ QUARTER_WEIGHTS = np.array(
 def weighted_average_by_hand(seed: int | None = None) -> Variant:
     """Exercise 4.1: one row of weights (quarters) and three small integer value rows ``V``.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(weighted_average_by_hand())
@@ -90,6 +96,13 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: i
     Cases: a vector, a matrix, huge and very negative logits (where the
     plain formula overflows to NaN), a ``-inf`` entry (a masked key, whose
     weight must be exactly 0) and a row with a single token.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------
@@ -148,6 +161,13 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: i
 
 def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K, V)``: the output ``softmax(Q K^T / sqrt(d_k)) V`` of scaled dot-product attention.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

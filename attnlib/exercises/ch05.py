@@ -43,6 +43,12 @@ __all__ = ["check_scaled_scores", "variance_by_hand"]
 def variance_by_hand(seed: int | None = None) -> Variant:
     """Exercise 5.1: a head size ``d_k`` that is a perfect square, so its root is a whole number.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(variance_by_hand())
@@ -66,6 +72,13 @@ def _scaled_5_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 
 def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K)``: the scaled scores ``Q K^T / sqrt(d_k)``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -47,6 +47,12 @@ def uniform_row_by_hand(seed: int | None = None) -> Variant:
 
     With ``W_Q = W_K = I`` token 3 has the same score with every token, so its
     row of weights is uniform for every variant.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
     """
     make = lambda rng: {"X": float(rng.integers(1, 4)) * running_example(), "W_V": int_matrix(rng)}  # noqa: E731
     return drawn(seed, "6.1", {"X": running_example(), "W_V": np.eye(2)}, make)
@@ -62,6 +68,12 @@ def scaled_projection_prediction(seed: int | None = None) -> Variant:
     """Exercise 6.3: the factor ``factor`` that multiplies every entry of ``W_Q``.
 
     The explorer's sliders stop at 3, so the factor is 2, 2.5 or 3 (on their 0.05 grid).
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
     """
     return drawn(seed, "6.3", {"factor": 3}, lambda rng: {"factor": float(rng.choice([2.0, 2.5, 3.0]))})
 
@@ -81,6 +93,13 @@ def check_attention_head(
 
     It should project ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and return
     ``softmax(Q K^T / sqrt(d_k)) V``, shape ``(n, d_v)``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -31,6 +31,12 @@ __all__ = ["large_head_prediction", "unscaled_row_by_hand"]
 def unscaled_row_by_hand(seed: int | None = None) -> Variant:
     """Exercise 7.1: tokens ``X`` (halves); token 1's unscaled scores ``X[0] X^T`` go through a softmax.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = unscaled_row_by_hand()
@@ -51,7 +57,14 @@ def _well_posed_7_1(v: Variant) -> None:
 
 
 def large_head_prediction(seed: int | None = None) -> Variant:
-    """Exercise 7.2: the large head size ``d_k`` whose unscaled rows are to be predicted."""
+    """Exercise 7.2: the large head size ``d_k`` whose unscaled rows are to be predicted.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+    """
     return drawn(seed, "7.2", {"d_k": 128}, lambda rng: {"d_k": int(rng.choice([64, 128, 256, 512]))})
 
 

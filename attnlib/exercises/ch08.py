@@ -40,6 +40,12 @@ __all__ = ["check_split_heads", "head_count_by_hand"]
 def head_count_by_hand(seed: int | None = None) -> Variant:
     """Exercise 8.1: a model width ``d_model`` and a head count ``n_heads`` that divides it.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(head_count_by_hand())
@@ -67,6 +73,13 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
 
     The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``r``
     is ``M[:, r*d_head:(r+1)*d_head]``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

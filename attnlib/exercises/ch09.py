@@ -55,6 +55,12 @@ def _padding_mask(n: int, padded: int) -> np.ndarray:
 def masked_row_by_hand(seed: int | None = None) -> Variant:
     """Exercise 9.1: tokens ``X``, one query token and one padded key token (0-based indices).
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = masked_row_by_hand()
@@ -113,6 +119,13 @@ def _masked_reference(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
 def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n)``: a boolean ``(n, n)`` causal mask, True where query ``i`` may attend to key ``j <= i``.
 
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
+
     Examples
     --------
     >>> check_causal_mask(lambda n: np.tril(np.ones((n, n), dtype=bool)), verbose=False).passed
@@ -148,6 +161,13 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
 
     ``allowed`` is boolean (True = may attend); each row of the result sums
     to 1 over its allowed keys.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -25,6 +25,12 @@ __all__ = ["path_lengths_by_hand"]
 def path_lengths_by_hand(seed: int | None = None) -> Variant:
     """Exercise 10.1: a sentence of ``n`` tokens and two positions ``source < target`` (1-based).
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(path_lengths_by_hand())

@@ -37,6 +37,12 @@ __all__ = ["check_sinusoidal_encoding", "position_pair_by_hand"]
 def position_pair_by_hand(seed: int | None = None) -> Variant:
     """Exercise 11.1: a position ``t`` whose first pair ``(sin t, cos t)`` is asked for.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(position_pair_by_hand())
@@ -57,6 +63,13 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
 
     ``PE[t, 2p] = sin(t / 10000^(2p/d_model))``, ``PE[t, 2p+1] = cos(...)`` with
     positions ``t = 0 .. n_positions-1``.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

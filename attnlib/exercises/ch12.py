@@ -28,6 +28,12 @@ __all__ = ["retrieval_by_hand"]
 def retrieval_by_hand(seed: int | None = None) -> Variant:
     """Exercise 12.1: a query's scores over two stored items and the items' values.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> answers(retrieval_by_hand())

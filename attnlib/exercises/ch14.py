@@ -46,6 +46,12 @@ QUARTER_ROWS = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]
 def softmax_row_backward_by_hand(seed: int | None = None) -> Variant:
     """Exercise 14.1: a softmax row ``a`` (quarters; the book's is one-hot) and its upstream gradient ``g``.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = softmax_row_backward_by_hand()
@@ -92,6 +98,13 @@ def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose:
     softmax(S))``, not by attnlib's own formula, so this is a gradient check.
     Cases: the running example's scores, a masked row (a weight of exactly 0
     must get gradient exactly 0 there), a nearly one-hot row and a single key.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

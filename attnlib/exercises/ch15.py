@@ -39,6 +39,12 @@ __all__ = ["blocked_memory_prediction", "check_two_block_normaliser", "layer_sco
 def layer_scores_by_hand(seed: int | None = None) -> Variant:
     """Exercise 15.1: the score matrices of one layer, ``heads`` heads of ``n x n`` numbers of ``dtype``.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = layer_scores_by_hand()
@@ -78,6 +84,12 @@ def _normaliser(s1: np.ndarray, s2: np.ndarray) -> np.ndarray:
 
 def blocked_memory_prediction(seed: int | None = None) -> Variant:
     """Exercise 15.3: ``n`` tokens of width ``d`` in float64 and a block size ``block`` for ``chunked_attention``.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
 
     Examples
     --------
@@ -141,6 +153,13 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
     weights are then ``exp(s - m) / l``. Cases include the running example,
     huge scores (where ``exp(s)`` overflows) and masked keys (``-inf``), also
     a first block that is masked entirely.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

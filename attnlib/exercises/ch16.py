@@ -31,6 +31,12 @@ def block_parameters_by_hand(seed: int | None = None) -> Variant:
 
     The book's block is BERT-base's: ``d_model = 768``, 12 heads, ``d_ff = 3072``.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = block_parameters_by_hand()
@@ -94,6 +100,13 @@ def check_layer_norm(fn: Callable[..., Any], verbose: bool = True, seed: int | N
     multiplied by ``gamma`` and shifted by ``beta`` feature by feature. Cases
     include a constant row (variance 0), a row of huge numbers, a single
     token and an ``eps`` large enough to matter.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -44,6 +44,12 @@ def prefix_score_by_hand(seed: int | None = None) -> Variant:
 
     ``w3``, ``w4``, ``w5`` are the rows of queries 3, 4 and 5 over the keys 0..3, 0..4 and 0..5.
 
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
     Examples
     --------
     >>> v = prefix_score_by_hand()
@@ -91,6 +97,13 @@ def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = 
     ``weights`` is one sequence's ``n x n`` attention map (row ``i`` is query ``i``, causal); the
     mean runs over the queries ``1 .. n-1``, which have a previous token. Cases: a perfect
     previous-token head, a head on itself, uniform causal attention, two tokens, a random map.
+
+    Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

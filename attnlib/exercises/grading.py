@@ -74,6 +74,11 @@ def exercise_of_test(grade_id: str) -> Exercise | None:
     cell: so anything that is not exactly a test cell's id, a value that is not
     a string included, gives None and never an exception.
 
+    Raises
+    ------
+    ValueError
+        Never: a ``grade_id`` that is not exactly an autograded test cell's id gives None.
+
     Examples
     --------
     >>> exercise_of_test("ch09-ex2-test").number, exercise_of_test("ch09-ex4-written")
@@ -94,6 +99,11 @@ def exercise_of_test(grade_id: str) -> Exercise | None:
 
 def encode(value: Any) -> dict[str, Any]:
     """A typed value or a function's result as JSON: an array of float hex strings, or why it is none.
+
+    Raises
+    ------
+    ValueError
+        Never: ``value`` comes from a student's kernel; a value that is not real numbers is encoded as text.
 
     Examples
     --------
@@ -122,6 +132,11 @@ def decode(obj: Any) -> np.ndarray | str:
     ``obj`` comes from a student's kernel, so anything else (hex lists with
     bad entries or another length than the shape, shapes that are not lists of
     integers) gives the sentence, never an exception.
+
+    Raises
+    ------
+    ValueError
+        Never: ``obj`` comes from a student's kernel; whatever it is, the result is an array or a sentence.
 
     Examples
     --------
@@ -160,6 +175,12 @@ def own_functions_called(own: tuple[Callable[..., Any], ...]) -> contextlib.Abst
     ``own`` is a tuple (or list) of functions; anything else is refused when
     it is called, before anything is watched. Functions without Python code
     (built-ins) cannot be watched and are passed over.
+
+    Raises
+    ------
+    ValueError
+        If ``own`` is not a tuple or list of functions, when it is called (before anything is
+        watched); the message names it.
 
     Examples
     --------
@@ -257,6 +278,14 @@ def hand_in(exercise: str, seed: int | None, namespace: Any, sink: list[dict[str
     None or a list; odd values *in* the namespace are the student's answer and
     give that AssertionError, never another exception.
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded exercise's number, ``seed`` is neither None nor an integer by
+        the seed rule, ``namespace`` is not a mapping or ``sink`` is neither None nor a list; the message
+        names it. A wrong or unreadable answer in ``namespace`` raises ``AssertionError`` instead (the
+        test cell fails), and outside a notebook kernel without ``sink`` a ``RuntimeError`` says so.
+
     Examples
     --------
     >>> hand_in("6.1", None, {"o3_by_hand": 10**400}, sink=[])
@@ -332,6 +361,12 @@ def judge(exercise: str, seed: int | None, payload: Any) -> list[str]:
     least one, so 0 marks), never an exception. ``exercise`` and ``seed`` come
     from the grader and are checked (a ValueError naming them).
 
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded exercise's number or ``seed`` is neither None nor an integer
+        by the seed rule; the message names it. Nothing in ``payload`` raises: it gives messages.
+
     Examples
     --------
     >>> judge("9.1", None, {"answers": 5})
@@ -392,6 +427,12 @@ def judge_outputs(exercise: str, seed: int | None, outputs: list[Any]) -> list[s
     payload they come from the student's kernel, so outputs that are not a
     list, outputs that are not dicts or whose ``"data"`` is not a dict are
     passed over (nothing handed in: 0 marks), never an exception.
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded exercise's number or ``seed`` is neither None nor an
+        integer by the seed rule; the message names it. Nothing in ``outputs`` raises: it gives messages.
 
     Examples
     --------

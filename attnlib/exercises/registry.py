@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_instance, as_seed, as_text, quiet
+from .._validate import as_instance, as_seed, as_text, holds_bool, quiet
 
 __all__ = [
     "DECIMALS",
@@ -100,6 +100,10 @@ class Variant:
         raise AttributeError(f"exercise {self.exercise} has no input {name!r}; it has {sorted(inputs)}")
 
 
+def _no_condition(v: Variant) -> None:
+    """The default ``well_posed``: every variant is a fair question."""
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One exercise with variants, everything about it in one entry.
@@ -139,7 +143,7 @@ class Exercise:
     number: str
     kind: str
     draw: Callable[[int | None], Variant]
-    well_posed: Callable[[Variant], None] = lambda v: None
+    well_posed: Callable[[Variant], None] = field(default_factory=lambda: _no_condition)  # a field, not a method
     answer: Callable[[Variant], dict[str, Any]] | None = None
     function: str | None = None
     calls: Callable[[Variant], list[tuple[Any, ...]]] | None = None
@@ -190,6 +194,13 @@ def register(exercise: Exercise) -> Exercise:
 
     The entry is checked first: an :class:`Exercise`, its number ``"chapter.exercise"``
     (positive integers), a known kind, functions where functions belong and what its kind needs.
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an :class:`Exercise` entry, its number, kind or functions are not what its
+        kind needs, or its number is registered already; the message names ``exercise`` (or its field,
+        ``exercise.kind``).
 
     Examples
     --------
@@ -270,7 +281,49 @@ def _checked_variant(v: Any) -> Exercise:
         if _input_kind(inputs[name]) != kind:
             what = " of dtype kind {!r} with {} dimension(s)".format(*kind[1:]) if kind[0] == "an array" else ""
             raise ValueError(f"v.inputs[{name!r}] must be {kind[0]}{what}, as exercise {number}'s draw gives; got {inputs[name]!r:.60}")
+        _finite_input(f"v.inputs[{name!r}]", inputs[name])
     return entry
+
+
+#: The largest integer a hand-made variant may hold: every integer up to it is exact in a float64.
+MAX_INPUT_INT = 2**53
+
+
+def _finite_input(name: str, x: Any) -> None:
+    """Refuse NaN, +inf and integers beyond ``MAX_INPUT_INT`` in an input (its entries too), naming it.
+
+    ``-inf`` is kept: it is a masked score in the exercises that take scores. Where it makes no sense
+    (a token's entry), the answer is not finite and :func:`answers` refuses it.
+    """
+    if isinstance(x, (str, bytes, bool, np.bool_)):
+        return
+    if isinstance(x, (int, np.integer)):
+        if abs(int(x)) > MAX_INPUT_INT:
+            raise ValueError(f"{name} must be an integer of at most 2**53 in size, got one of {len(str(abs(int(x))))} digits")
+        return
+    if isinstance(x, (list, tuple)):
+        for i, item in enumerate(x):
+            _finite_input(f"{name}[{i}]", item)
+        return
+    if isinstance(x, (float, np.floating)) or (isinstance(x, np.ndarray) and x.dtype.kind in "fiu"):
+        arr = np.asarray(x)
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) | (arr == -np.inf)):  # -inf: a masked score
+            raise ValueError(f"{name} must hold finite numbers or -inf (no NaN, no +inf), got {x!r:.60}")
+        if arr.dtype.kind in "iu" and arr.size and np.abs(arr.astype(float)).max() > MAX_INPUT_INT:
+            raise ValueError(f"{name} must hold integers of at most 2**53 in size, got {x!r:.60}")
+
+
+def _typed_answer(value: Any) -> Any:
+    """An answer as a student types it: floats rounded to ``DECIMALS`` places (lists and arrays entry by entry), ints as they are."""
+    if isinstance(value, (bool, np.bool_, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_typed_answer(item) for item in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    if isinstance(value, (float, np.floating)):
+        return float(np.round(float(value), DECIMALS)) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return value
 
 
 def _on_variant(fn: Callable[[Variant], Any], v: Variant) -> Any:
@@ -283,10 +336,19 @@ def _on_variant(fn: Callable[[Variant], Any], v: Variant) -> Any:
             f"v: the inputs of this variant of exercise {v.exercise} are not what its draw gives "
             f"({type(exc).__name__}); draw it with variant({v.exercise!r}, seed)"
         ) from None
+    except (OverflowError, MemoryError):
+        raise ValueError(f"v: the inputs of this variant of exercise {v.exercise} are too large: its answer overflowed") from None
 
 
 def variant(exercise: str, seed: int | None = None) -> Variant:
     """The inputs of exercise ``exercise`` (for example ``"9.1"``) for ``seed``.
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not the registered string of an exercise with variants (``9.1``, ``b"9.1"``
+        and ``["9.1"]`` are refused) or ``seed`` is neither None nor an integer by the seed rule; the
+        message names it.
 
     Examples
     --------
@@ -308,6 +370,14 @@ def answers(v: Variant) -> dict[str, Any]:
     must be a :class:`Variant` of a registered exercise that has an answer,
     holding the inputs its draw gives; anything else is a ValueError naming ``v``.
 
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a :class:`Variant` of a registered exercise with an answer, lacks its draw's
+        inputs or holds them of another kind, holds NaN, ``+inf`` or an integer beyond ``2**53``, holds
+        a value out of the exercise's range (13.2's ``budget_log2``) or gives an answer that is not
+        finite; the message names ``v`` (and the input, ``v.inputs['X']``).
+
     Examples
     --------
     >>> answers(variant("9.1"))
@@ -320,13 +390,31 @@ def answers(v: Variant) -> dict[str, Any]:
     entry = _checked_variant(v)
     if entry.answer is None:
         raise ValueError(f"v is a variant of exercise {v.exercise}, which has no by-hand answer (it is {entry.kind})")
-    return _on_variant(entry.answer, v)
+    try:
+        computed = _on_variant(entry.answer, v)
+    except ValueError as exc:  # attnlib refused an input by its own name: say that it is one of v's
+        raise ValueError(str(exc) if str(exc).startswith(("v.", "v:", "v ")) else f"v (exercise {v.exercise}): {exc}") from None
+    out = {name: _typed_answer(value) for name, value in computed.items()}
+    for name, value in out.items():
+        if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            raise ValueError(
+                f"v: the answer {name} of this variant of exercise {v.exercise} is not finite "
+                "(an input holds -inf, or the computation overflowed)"
+            )
+    return out
 
 
 def check_well_posed(v: Variant) -> None:
     """Raise ValueError if the variant ``v`` is not a fair question (its exercise's ``well_posed``).
 
     ``v`` is checked as by :func:`answers`.
+
+    Raises
+    ------
+    ValueError
+        If ``v`` is not a fair question (its exercise's ``well_posed``), or is not a
+        :class:`Variant` holding its exercise's inputs as :func:`answers` requires; the message
+        names ``v`` or the exercise and seed.
 
     Examples
     --------
@@ -341,7 +429,7 @@ def check_well_posed(v: Variant) -> None:
 
 def _typed_numbers(x: Any) -> np.ndarray | None:
     """``x`` as a float array if it holds real numbers only (not text, booleans, complex numbers, None or huge ints)."""
-    if isinstance(x, (str, bytes, np.ma.MaskedArray)):
+    if isinstance(x, (str, bytes, np.ma.MaskedArray)) or holds_bool(x):
         return None
     try:
         arr = np.asarray(x)
@@ -360,6 +448,12 @@ def agrees(given: Any, expected: Any) -> bool:
     int too large for a float64; a masked array) or that has another shape
     simply does not agree. NaN agrees with nothing.
 
+    Raises
+    ------
+    ValueError
+        Never: ``given`` comes from a student; anything that is not real numbers of the shape of
+        ``expected`` (booleans included, even inside a list) is False.
+
     Examples
     --------
     >>> agrees([0.5875, 0, 0.4125], [0.58754, 0.0, 0.41246]), agrees([0.5, 0.5], [0.5, 0.5, 0.0])
@@ -377,11 +471,29 @@ def agrees(given: Any, expected: Any) -> bool:
 # --- seeds and keys ---------------------------------------------------------------------------
 
 
+def _utf8_text(name: str, value: Any) -> str:
+    """A non-empty string that UTF-8 can encode (no lone surrogate such as ``"\\ud800"``), named in the error."""
+    as_text(name, value)
+    try:
+        value.encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} must be text that UTF-8 can encode; character {exc.start} is the lone surrogate {value[exc.start]!r}"
+        ) from None
+    return value
+
+
 def student_seed(student_id: str, assignment: str, key: str) -> int:
     """The seed of one student for one assignment: HMAC-SHA256 under ``key``.
 
     The same three strings always give the same seed in ``[0, 2**31)``; a
     different key (another course, another term, another route) gives other numbers.
+
+    Raises
+    ------
+    ValueError
+        If ``student_id``, ``assignment`` or ``key`` is not a non-empty string that UTF-8 can encode
+        (bytes, numbers and a lone surrogate such as ``"\\ud800"`` are refused); the message names it.
 
     Examples
     --------
@@ -395,7 +507,7 @@ def student_seed(student_id: str, assignment: str, key: str) -> int:
     ValueError: student_id must be a non-empty string, got ''
     """
     for name, value in (("student_id", student_id), ("assignment", assignment), ("key", key)):
-        as_text(name, value)
+        _utf8_text(name, value)
     digest = hmac.new(key.encode(), f"{assignment}\x00{student_id}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -408,6 +520,13 @@ def route_key(secret: str, assignment: str, route: str) -> str:
     it nobody can compute the secret, nor the key of another assignment or of
     the per-student files.
 
+    Raises
+    ------
+    ValueError
+        If ``secret`` or ``assignment`` is not a non-empty string that UTF-8 can encode (a lone
+        surrogate such as ``"\\ud800"`` is refused), or ``route`` is not one of ``ROUTES``; the
+        message names it.
+
     Examples
     --------
     >>> k = route_key("secret", "ch09", "exchange")
@@ -418,8 +537,8 @@ def route_key(secret: str, assignment: str, route: str) -> str:
     ...
     ValueError: route must be one of ('files', 'exchange'), got 'email'
     """
-    as_text("secret", secret)
-    as_text("assignment", assignment)
+    _utf8_text("secret", secret)
+    _utf8_text("assignment", assignment)
     if not isinstance(route, str) or route not in ROUTES:
         raise ValueError(f"route must be one of {ROUTES}, got {route!r}")
     return hmac.new(secret.encode(), f"route\x00{route}\x00{assignment}".encode(), hashlib.sha256).hexdigest()

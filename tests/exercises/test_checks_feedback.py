@@ -338,7 +338,7 @@ def test_by_hand_checks_use_the_students_own_numbers():
 def test_by_hand_check_refuses_odd_arguments():
     with pytest.raises(ValueError, match="by-hand exercise"):
         checks.check_by_hand("4.2", {}, verbose=False)
-    with pytest.raises(TypeError, match="mapping"):
+    with pytest.raises(ValueError, match="answers must be a mapping"):
         checks.check_by_hand("4.1", [0.625, 0.375], verbose=False)
     with pytest.raises(ValueError, match="seed"):
         checks.check_by_hand("4.1", {}, seed=-1, verbose=False)

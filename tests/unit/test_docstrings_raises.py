@@ -15,16 +15,10 @@ import re
 
 from support.public_api import parameters, public_callables
 
-#: Modules whose docstrings branch i49 rewrites (the homework wing: issue 49); it gives them their
-#: Raises sections and empties this list.
-WITHOUT_RAISES_YET = ("checks", "exercises", "variants")
-
 RAISES = re.compile(r"^Raises\n-{6,}\n(\S.*)\n((?: {4}\S.*\n?)+)", re.M)
 
 
 def _asked(label: str, obj) -> bool:
-    if label.split(".")[0] in WITHOUT_RAISES_YET:
-        return False
     if inspect.isclass(obj) and (
         dataclasses.is_dataclass(obj) or (issubclass(obj, tuple) and hasattr(obj, "_fields")) or issubclass(obj, BaseException)
     ):
@@ -50,7 +44,3 @@ def test_a_raises_section_names_an_exception_and_says_when():
         named = [p for p in parameters(obj) if f"``{p}``" in text]
         assert named or text.startswith(("Never", "``InvalidSetting``")), f"{label}: the Raises section names no argument: {text!r}"
 
-
-def test_the_homework_list_names_modules_that_exist():
-    heads = {label.split(".")[0] for label, _ in public_callables()}
-    assert set(WITHOUT_RAISES_YET) <= heads

@@ -115,16 +115,6 @@ EXPLORER_PLUMBING = {
     "explorers.kinds.training": ("tests/explorers/test_explorer_golden.py", "check_step training_data training_view"),
 }
 
-#: The homework wing's callables whose entries branch i49 (issue 49, with issue 47's classes 16-18) writes; it empties this.
-HOMEWORK_PENDING = {
-    "checks.by_hand.check_by_hand",
-    "checks.runner.call_student",
-    "checks.runner.CheckResult.require",
-    "checks.runner.CheckResult.report",
-    "checks.runner.ByHandResult.report",
-    "exercises.registry.Exercise.well_posed",
-}
-
 #: Modules of the package that define no public callable of their own.
 WITHOUT_CALLABLES = {
     "attnlib": "re-exports the most used functions of attnlib.core",
@@ -165,8 +155,6 @@ def _entries() -> dict[str, str]:
     for module, (where, names) in EXPLORER_PLUMBING.items():
         for name in names.split():
             found[f"{module}.{name}"] = f"explorer plumbing ({where})"
-    for label in HOMEWORK_PENDING:
-        found[label] = "pending: branch i49"
     return found
 
 

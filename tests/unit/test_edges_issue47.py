@@ -1,5 +1,5 @@
-"""Every class of issue 47 in the math and explorer modules, one test each (the homework modules' classes are
-tested with the homework modules).
+"""Every class of issue 47, one test each: the math and explorer modules, and the homework wing (checks, exercises,
+variants: classes 11-13 and 16-19).
 
 Each failed on ``d4104af``: a list mixing booleans and numbers taken as numbers, an ``inf`` or a NaN returned,
 numpy's or Python's own error (``OverflowError``, ``TypeError``, ``TraitError``, ``AttributeError``) or a numpy
@@ -15,8 +15,9 @@ import pytest
 import sympy as sp
 from support.errors import raises
 
-from attnlib import blocked, exact, experiments, explorers, induction, measure, transformer
+from attnlib import blocked, checks, exact, experiments, explorers, induction, measure, transformer, variants
 from attnlib.core import attention
+from attnlib.variants import Variant
 
 X3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
 
@@ -237,6 +238,58 @@ def test_class_11_huge_ints_and_none_are_named(call, name):
     raises(call, name)
 
 
+@pytest.mark.parametrize(
+    "exercise, inputs, name",
+    [
+        ("13.1", {"n": 10**400}, "v.inputs['n']"),
+        ("15.1", {"n": 10**400, "heads": 32, "dtype": "bfloat16"}, "v.inputs['n']"),
+        ("15.1", {"n": 2048, "heads": 10**400, "dtype": "bfloat16"}, "v.inputs['heads']"),
+        ("5.1", {"d_k": 10**400}, "v.inputs['d_k']"),
+        ("13.1", {"n": 2**53 + 1}, "v.inputs['n']"),
+    ],
+    ids=["13.1-n", "15.1-n", "15.1-heads", "5.1-d_k", "13.1-beyond-2**53"],
+)
+def test_class_11_answers_of_a_variant_holding_a_huge_int_name_the_input(exercise, inputs, name):
+    raises(lambda: variants.answers(Variant(exercise, None, inputs)), name)
+    raises(lambda: variants.check_well_posed(Variant(exercise, None, inputs)), name)
+
+
+# --- 12: an out-of-range parameter is refused by name before anything is computed ------------------------------
+
+
+@pytest.mark.parametrize("budget_log2", [10**20, 2**40, 1025, -4, 2.0**70], ids=repr)
+def test_class_12_a_budget_out_of_range_is_refused_fast(budget_log2):
+    import time
+
+    start = time.perf_counter()
+    raises(lambda: variants.answers(Variant("13.2", None, {"budget_log2": budget_log2})), "v.inputs['budget_log2']")
+    assert time.perf_counter() - start < 1.0
+    assert variants.answers(Variant("13.2", None, {"budget_log2": 1024})) == {"n_for_budget": 2**511}
+
+
+# --- 13: a variant holding NaN or an infinity has no answer ----------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf], ids=repr)
+@pytest.mark.parametrize(
+    "exercise, name",
+    [("1.1", "X"), ("2.1", "W_Q"), ("4.1", "weights"), ("4.1", "V"), ("12.1", "values")],
+    ids=["1.1-X", "2.1-W_Q", "4.1-weights", "4.1-V", "12.1-values"],
+)
+def test_class_13_answers_of_a_variant_holding_nan_or_inf_name_the_input(exercise, name, bad):
+    book = variants.variant(exercise).inputs
+    odd = np.array(book[name], dtype=float)
+    odd.flat[0] = bad
+    words = ("v", "finite") if bad == -math.inf else (f"v.inputs[{name!r}]", "finite")  # -inf may be a masked score
+    text = raises(lambda: variants.answers(Variant(exercise, None, {**book, name: odd})), *words)
+    assert text.startswith(("v.", "v:", "v ")), text
+
+
+def test_class_13_an_overflowing_answer_is_refused_naming_v():
+    book = variants.variant("4.1").inputs
+    raises(lambda: variants.answers(Variant("4.1", None, {**book, "V": np.full((3, 2), 1e308)})), "v:", "not finite")
+
+
 # --- 14: the explorers' seed keywords follow the one seed rule ------------------------------------------------
 
 SEEDED_EXPLORERS = {
@@ -285,6 +338,78 @@ def test_class_14_a_whole_float_seed_is_the_seed(kind):
 def test_class_15_constructor_keywords_are_checked(call, name):
     text = raises(call, name)
     assert text.startswith(name), text
+
+
+# --- 16: verbose is a flag --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verbose", ["no", 1, 0, None, [True], np.float64(1.0)], ids=repr)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda verbose: checks.check_by_hand("4.1", {"o_by_hand": [0.625, 0.375]}, verbose=verbose),
+        lambda verbose: checks.check_softmax(lambda x: x, verbose=verbose),
+        lambda verbose: checks.check_causal_mask(lambda n: n, verbose=verbose),
+    ],
+    ids=["check_by_hand", "check_softmax", "check_causal_mask"],
+)
+def test_class_16_verbose_must_be_a_flag(call, verbose, capsys):
+    raises(lambda: call(verbose), "verbose")
+    assert capsys.readouterr().out == ""
+    assert call(np.False_).n_cases > 0 and capsys.readouterr().out == ""
+
+
+def test_class_16_answers_that_are_not_a_mapping_are_a_value_error():
+    raises(lambda: checks.check_by_hand("4.1", [0.625, 0.375], verbose=False), "answers")
+
+
+# --- 17: booleans never agree with numbers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "given",
+    [[0.5875, False, 0.4125], (0.5875, np.False_, 0.4125), [[0.5875], [False], [0.4125]], [0.5875, np.array(False), 0.4125]],
+    ids=["list", "tuple-numpy-bool", "nested", "0d-bool-array"],
+)
+def test_class_17_a_list_holding_a_boolean_does_not_agree(given):
+    expected = [0.5875, 0.0, 0.4125] if not isinstance(given[1], list) else [[0.5875], [0.0], [0.4125]]
+    assert variants.agrees(given, expected) is False
+    assert variants.agrees(np.array(expected), expected) is True
+
+
+# --- 18: text UTF-8 cannot encode is refused by name ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: variants.student_seed("s\ud800", "ch06", key="k"), "student_id"),
+        (lambda: variants.student_seed("s001", "ch\udfff", key="k"), "assignment"),
+        (lambda: variants.student_seed("s001", "ch06", key="\ud800"), "key"),
+        (lambda: variants.route_key("\ud800", "ch06", "files"), "secret"),
+        (lambda: variants.route_key("secret", "ch\ud800", "files"), "assignment"),
+    ],
+    ids=["student_id", "assignment", "key", "secret", "route-assignment"],
+)
+def test_class_18_a_lone_surrogate_is_refused_by_name(call, name):
+    text = raises(call, name, "UTF-8")
+    assert text.startswith(name), text
+
+
+# --- 19: answers are rounded to four decimals, as documented --------------------------------------------------------
+
+
+def test_class_19_answers_are_rounded_to_four_decimals():
+    assert variants.answers(variants.variant("17.1")) == {"prefix_score": 0.7}
+    v = Variant("15.1", None, {"n": 2048, "heads": 12, "dtype": "float16"})
+    assert variants.answers(v) == {"layer_bytes": 12 * 2 * 2048**2, "layer_gib": 0.0938}  # 0.09375 GiB
+    for number, entry in variants.EXERCISES.items():
+        if entry.answer is None:
+            continue
+        for seed in (None, 1, 2):
+            for value in variants.answers(variants.variant(number, seed)).values():
+                flat = np.ravel(value).tolist()
+                assert all(isinstance(x, int) or x == round(x, variants.DECIMALS) for x in flat), (number, seed, value)
 
 
 # --- 19: exact_number of a numpy float is the decimal it shows ---------------------------------------------------

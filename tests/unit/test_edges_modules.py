@@ -44,7 +44,7 @@ from support.paths import ARTIFACTS
 from support.public_api import resolve
 
 import attnlib
-from attnlib import _memory, backward, blocked, experiments, explorers, induction, measure, training, transformer, variants
+from attnlib import _memory, backward, blocked, checks, experiments, explorers, induction, measure, training, transformer, variants
 from attnlib.core import attention, multi_head_parts
 from attnlib.exercises import DRAWS, grading, registry
 from attnlib.explorers import reference_views, snapshot
@@ -530,6 +530,11 @@ ACCEPT = {
     "outputs": ("a non-empty list of messages", _is_messages),
     "grade_id": ("None", lambda r: r is None),
     "namespace": ("a failed cell (AssertionError)", lambda r: isinstance(r, tuple) and r[0] == "failed" and r[1]),
+    "typed_answers": ("a NOT YET result", lambda r: isinstance(r, checks.ByHandResult) and not r.passed),
+    "student_function": (
+        "a StudentCall holding its value or what went wrong",
+        lambda r: isinstance(r, checks.StudentCall) and (r.value is not None) != bool(r.error),
+    ),
 }
 
 
@@ -630,6 +635,74 @@ HOMEWORK_SPECS = {
     ),
 }
 # ---- end of issue 23 ----
+
+# ---- issue 47, the homework wing: the self-checks' helpers (attnlib.checks) ----
+#: 4.1's right answer for seed 3, typed as a student would (the self-check's good call).
+BY_HAND_41 = {"o_by_hand": variants.answers(variants.variant("4.1", 3))["o_by_hand"]}
+CHECK_PASSED = checks.CheckResult("softmax", 2, 2)
+CHECK_FAILED = checks.CheckResult("softmax", 2, 1, ("case: wrong",), ("your function printed 1 line(s)",))
+BY_HAND_PASSED = checks.check_by_hand("4.1", BY_HAND_41, seed=3, verbose=False)
+BY_HAND_FAILED = checks.check_by_hand("4.1", {"o_by_hand": [0.0, 0.0]}, seed=3, verbose=False)
+assert BY_HAND_PASSED.passed and not BY_HAND_FAILED.passed and not CHECK_FAILED.passed
+
+
+def _required(result):
+    """``result.require()`` of a passed result returns nothing; the entry's result says it returned."""
+    result.require()
+    return "required"
+
+
+def _typed_answers_odd(good):
+    """Answers that are not a mapping (refused, naming ``answers``), and a mapping with each typed value spoilt (NOT YET)."""
+    refuse = [None, 5, "x", [], list(good.items()), [0.625, 0.375]]
+    allow = [{}] + [{k: v for k, v in good.items() if k != name} for name in good]
+    allow += [{**good, name: typed} for name in good for typed in ODD_TYPED]
+    return refuse, allow
+
+
+#: Functions a student could hand a self-check: each ends in a StudentCall, with what went wrong when it raised (the value
+#: itself, complex or not, is judged by the checks: tests/exercises/test_checks_misbehaving.py).
+ODD_STUDENT_FUNCTIONS = [
+    5,
+    None,
+    "f",
+    lambda *a: 1 / 0,
+    lambda *a: 10**400,
+    lambda: 1,
+    lambda *a: _NoArray(),
+    lambda *a: (_ for _ in ()).throw(SystemExit(3)),
+    lambda *a: (_ for _ in ()).throw(NotImplementedError()),
+    lambda x: x.__setitem__(0, 5.0),
+]
+
+ODD.update(
+    {
+        "by_hand_exercise": lambda good: (EXERCISE_REFUSE + ["9.2", "15.3", PREDICT], []),
+        "typed_answers": _typed_answers_odd,
+        "student_function": lambda good: ([], ODD_STUDENT_FUNCTIONS),
+        "call_args": lambda good: ([None, 5, "x", {}, np.zeros(2), {0: 1.0}], [[np.zeros(2)], (np.zeros(2), 5)]),
+        "time_limit": lambda good: (
+            ["1", -1, 0, math.nan, math.inf, True, [1], 1j, 86400, 1e300, 10**400],
+            [None, 1e-3, np.float32(2.5), 3],
+        ),
+    }
+)
+
+HOMEWORK_CHECKS_SPECS = {
+    "checks.by_hand.check_by_hand": (
+        checks.check_by_hand,
+        {"exercise": "4.1", "answers": BY_HAND_41, "seed": 3, "verbose": False},
+        {"exercise": "by_hand_exercise", "answers": "typed_answers", "seed": "optional_seed", "verbose": "flag"},
+    ),
+    "checks.runner.call_student": (
+        checks.call_student,
+        {"fn": lambda x: x + 1, "args": (np.zeros(2),), "time_limit": None},
+        {"fn": "student_function", "args": "call_args", "time_limit": "time_limit"},
+    ),
+    "checks.runner.CheckResult.require": (lambda: _required(CHECK_PASSED), {}, {}),
+    "checks.runner.CheckResult.report": (lambda: CHECK_FAILED.report(), {}, {}),
+    "checks.runner.ByHandResult.report": (lambda: BY_HAND_FAILED.report(), {}, {}),
+}
 
 # ---- issue 47: attnlib.experiments, and the explorers' classes and their methods ----
 def _set(values):
@@ -1117,6 +1190,7 @@ SPECS = {
     **INDUCTION_SPECS,
     **ISSUE47_SPECS,
     **HOMEWORK_SPECS,
+    **HOMEWORK_CHECKS_SPECS,
 }
 
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
@@ -1133,8 +1207,15 @@ TEXT_ANY = {
 }
 
 
+def _takes_star_args(fn) -> bool:
+    try:
+        return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
 def _call(fn, kwargs):
-    if "args" not in kwargs:
+    if "args" not in kwargs or not _takes_star_args(fn):  # (call_student's args is a tuple it is given, not *args)
         return fn(**kwargs)
     # fn(first, *args, **kwargs): the measured function first, then its own arguments
     rest = {k: v for k, v in kwargs.items() if k not in VARIADIC and k != "fn"}
