@@ -10,6 +10,7 @@
 
 Examples
 --------
+>>> from attnlib.checks import check_softmax  # a chapter's check, found in attnlib/exercises/ch04.py
 >>> def my_softmax(x):
 ...     e = np.exp(np.asarray(x, dtype=float) - np.max(x, axis=-1, keepdims=True))
 ...     return e / e.sum(axis=-1, keepdims=True)
@@ -22,14 +23,12 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401 (the doctests use it)
 
-from ..exercises import CHECKS as _CHECKS
 from . import runner
-from .by_hand import check_by_hand  # noqa: I001 (after the runner: it imports the exercises, which import the runner)
+from .by_hand import check_by_hand  # noqa: I001 (after the runner)
 from .runner import ATOL, RTOL, TIME_LIMIT_SECONDS, ByHandResult, CheckFailed, CheckResult, StudentCall, call_student
 
-globals().update(_CHECKS)
-
-__all__ = [
+#: The names this module defines itself; the chapters' checks are added to ``__all__`` when it is read.
+_OWN = [
     "runner",
     "CheckResult",
     "ByHandResult",
@@ -40,5 +39,29 @@ __all__ = [
     "RTOL",
     "call_student",
     "check_by_hand",
-    *_CHECKS,
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The chapters' self-checks (``check_softmax``, ...) and ``__all__``, looked up when first used.
+
+    The checks live in ``attnlib/exercises/chNN.py``, whose modules import this package's runner.
+    Reading them here at import time made the two packages import each other: importing
+    ``attnlib.exercises`` before ``attnlib.checks`` failed with "cannot import name 'CHECKS'"
+    (it worked only because ``attnlib/__init__.py`` happened to import ``checks`` first). Looked up
+    lazily (PEP 562), either package can be imported first.
+    """
+    from ..exercises import CHECKS
+
+    if name == "__all__":
+        return [*_OWN, *CHECKS]
+    if name in CHECKS:
+        globals()[name] = CHECKS[name]  # found once, then an ordinary attribute
+        return CHECKS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    from ..exercises import CHECKS
+
+    return sorted({*globals(), *CHECKS})
