@@ -27,23 +27,24 @@ from . import runner
 from .by_hand import check_by_hand  # noqa: I001 (after the runner)
 from .runner import ATOL, RTOL, TIME_LIMIT_SECONDS, ByHandResult, CheckFailed, CheckResult, StudentCall, call_student
 
-#: The names this module defines itself; the chapters' checks are added to ``__all__`` when it is read.
-_OWN = [
-    "runner",
-    "CheckResult",
-    "ByHandResult",
-    "CheckFailed",
-    "StudentCall",
-    "TIME_LIMIT_SECONDS",
+#: The names this module defines itself. The chapters' checks are found by ``__getattr__`` below (and
+#: listed by ``dir()``); each is documented where it is defined, in ``attnlib.exercises.chNN``.
+__all__ = [
     "ATOL",
     "RTOL",
+    "TIME_LIMIT_SECONDS",
+    "ByHandResult",
+    "CheckFailed",
+    "CheckResult",
+    "StudentCall",
     "call_student",
     "check_by_hand",
+    "runner",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """The chapters' self-checks (``check_softmax``, ...) and ``__all__``, looked up when first used.
+    """The chapters' self-checks (``check_softmax``, ...), looked up when first used.
 
     The checks live in ``attnlib/exercises/chNN.py``, whose modules import this package's runner.
     Reading them here at import time made the two packages import each other: importing
@@ -53,8 +54,6 @@ def __getattr__(name: str) -> object:
     """
     from ..exercises import CHECKS
 
-    if name == "__all__":
-        return [*_OWN, *CHECKS]
     if name in CHECKS:
         globals()[name] = CHECKS[name]  # found once, then an ordinary attribute
         return CHECKS[name]

@@ -126,7 +126,7 @@ def test_right_implementation_passes(name, capsys):
 
 
 def test_every_check_is_covered():
-    public = {n for n in checks.__all__ if n.startswith("check_") and n != "check_by_hand"}  # typed numbers: test_checks_feedback.py
+    public = {n for n in dir(checks) if n.startswith("check_") and n != "check_by_hand"}  # typed numbers: test_checks_feedback.py
     assert public == set(RIGHT)
     assert public == {w[0] for w in WRONG}
 

@@ -16,7 +16,10 @@ import sys
 
 from support.paths import ROOT
 
-PROBE = "import attnlib; from attnlib.checks import check_softmax; import attnlib.checks as c; print(check_softmax.__name__, 'check_causal_mask' in c.__all__)"
+PROBE = (
+    "import attnlib; from attnlib.checks import check_softmax; import attnlib.checks as c; "
+    "print(check_softmax.__name__, 'check_causal_mask' in dir(c))"
+)
 
 
 def _import_copy(tmp_path, init_text: str) -> subprocess.CompletedProcess:
