@@ -15,8 +15,8 @@ of two kinds of code cell, found by their nbgrader metadata (the notebooks are n
 The toggles are ``<details>`` elements in myst-nb's own style (classes ``hide`` and ``above-input``
 or ``below-input``), with the label as the summary's text and accessible name, and the cell gets the
 class :data:`SOLUTION_CLASS` or :data:`CHECK_CLASS`. A closed ``<details>`` prints nothing, and
-``pdf/print.css`` hides the summaries, so the PDF prints neither the code solutions nor the checks'
-results. The written model answers and the "Solution" boxes are MyST dropdowns, closed in the web
+``pdf/print.css`` leaves these cells out, so the PDF prints neither the code solutions nor the checks'
+results (``tests/book/test_pdf.py``). The written model answers and the "Solution" boxes are MyST dropdowns, closed in the web
 book already; the PDF prints them open, at the end of each exercise, as a printed textbook does.
 """
 
