@@ -4,6 +4,7 @@
     python3 dev.py book   # set up .venv, print the PDF and build the web book into _build/html
     python3 dev.py pdf    # set up .venv and print the whole book into _build/pdf/deriving-attention.pdf
     python3 dev.py serve  # read the built book: serve _build/html on http://127.0.0.1:8000/ (--port N)
+    python3 dev.py notebooks  # the reader's notebooks (solutions removed, folded) in reader/ (--dir DIR)
     python3 dev.py test           # set up .venv with the test tools and run every test (what CI runs)
     python3 dev.py test --quick   # the inner loop: ruff, unit tests, doctests, explorers, self-checks
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -195,6 +197,47 @@ def serve(extra: list[str]) -> None:
             print("\nStopped", flush=True)
 
 
+def notebooks(extra: list[str]) -> None:
+    """Write the reader's copies of the chapters: answer cells unsolved, each solution folded after its exercise.
+
+    ``chapters/`` is the instructor's source: its answer cells hold the model solutions (the book
+    build runs them, nbgrader grades against them). This copies its notebooks into ``--dir``
+    (default ``reader/``, git-ignored) and turns the chapters into the student versions that the
+    download menu, JupyterLite and Binder give (``_ext/student_notebooks.py``). A notebook already
+    there is kept, so running it again never overwrites a reader's work; delete a file to get it
+    afresh. Only Python's standard library is used.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python3 dev.py notebooks", description=notebooks.__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=ROOT / "reader",
+                        help="where the reader's notebooks go (default reader/)")
+    args = parser.parse_args(extra)
+    target = args.dir.resolve()
+    if target == (ROOT / "chapters").resolve():
+        sys.exit(f"--dir {args.dir}: that is chapters/, the instructor's source; choose another folder")
+    if target.exists() and not target.is_dir():
+        sys.exit(f"--dir {args.dir}: exists and is not a folder")
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import student_notebooks
+
+    target.mkdir(parents=True, exist_ok=True)
+    written, kept = [], []
+    for source in sorted((ROOT / "chapters").glob("*.ipynb")):
+        copy = target / source.name
+        if copy.exists():
+            kept.append(copy.name)
+            continue
+        nb = json.loads(source.read_text(encoding="utf-8"))
+        if student_notebooks.CHAPTER.fullmatch(source.name):
+            nb = student_notebooks.student_notebook(nb)
+        copy.write_text(student_notebooks.dumps(nb), encoding="utf-8")
+        written.append(copy.name)
+    note = f"; {len(kept)} already there, kept (delete one to get it afresh)" if kept else ""
+    print(f"{len(written)} notebooks written to {target}{note}")
+    print(f"Open them with: {BIN / 'jupyter'} lab {target}", flush=True)
+
+
 #: what a change to attnlib/ or to a notebook's code most likely breaks, in about a minute:
 #: attnlib's unit and property tests and doctests, the explorers (their JavaScript against attnlib
 #: in node included) and the exercises' self-checks; no book build, browser, server or nbgrader
@@ -269,7 +312,7 @@ def test(extra: list[str]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    commands = {"book": book, "pdf": pdf, "serve": serve, "test": test}
+    commands = {"book": book, "pdf": pdf, "serve": serve, "notebooks": notebooks, "test": test}
     if not argv or argv[0] not in commands:
         sys.exit(__doc__)
     try:

@@ -174,3 +174,18 @@ def test_web_book_links_the_pdf_once_it_exists(book_pdf):
     for nb in chapter_notebooks():
         links = parse_html(html / "chapters" / f"{nb.stem}.html").links
         assert f"../{PDF_NAME}" in links, f"{nb.stem}.html has no link to the book's PDF"
+
+
+def test_pdf_prints_no_check_result_and_no_code_solution(book_pdf):
+    """The checks' RIGHT/PASS lines and the model code are folded (_ext/exercise_solutions.py): paper shows neither.
+
+    The written solutions ("Solution" and "A model answer" boxes) are printed open after their exercise.
+    """
+    text = book_pdf["text"]
+    results = [line.strip() for line in text.splitlines() if re.match(r"\s*(RIGHT|PASS) \S", line)]
+    assert not results, f"the PDF prints the checks' results for the model solutions: {results[:5]}"
+    # (the instructors' page names the marker in a sentence; a printed solution has it alone on a line)
+    markers = [line for line in text.splitlines() if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION")]
+    assert not markers, "the PDF prints a model solution's code"
+    assert "measured peak:" not in text, "the PDF prints what Exercise 15.3's check measured for the model solution"
+    assert "A model answer" in text and "Exercise 4.1" in text, "the PDF lost the exercises or their written model answers"

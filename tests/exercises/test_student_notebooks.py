@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from types import SimpleNamespace
 
 import nbformat
@@ -123,3 +124,25 @@ def test_binder_runs_the_tool_on_its_own_copy_of_the_chapters(tmp_path):
     assert out.returncode == 0, out.stderr
     for path in CHAPTERS:
         assert json.loads((tmp_path / "chapters" / path.name).read_text()) == student.student_notebook(json.loads(path.read_text()))
+
+
+def test_dev_notebooks_gives_a_local_reader_the_student_versions(tmp_path):
+    """``python3 dev.py notebooks --dir DIR``, what the README tells a reader to run locally: student versions, never overwritten."""
+    target = tmp_path / "reader"
+    run = [sys.executable, str(ROOT / "dev.py"), "notebooks", "--dir", str(target)]
+    out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    for path in CHAPTERS:
+        copied = json.loads((target / path.name).read_text())
+        assert copied == student.student_notebook(json.loads(path.read_text())), path.name
+        assert "BEGIN SOLUTION" not in (target / path.name).read_text(), path.name
+    assert (target / "playground.ipynb").read_text() == (ROOT / "chapters" / "playground.ipynb").read_text()
+    # a reader's work is kept when the command runs again
+    mine = target / CHAPTERS[0].name
+    mine.write_text(mine.read_text().replace("raise NotImplementedError()", "my_own_answer = 0.5", 1))
+    again = subprocess.run(run, cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0 and "kept" in again.stdout, again.stdout + again.stderr
+    assert "my_own_answer = 0.5" in mine.read_text() and "BEGIN SOLUTION" not in mine.read_text()
+    # the instructor's source is never the target
+    refused = subprocess.run([*run[:-1], str(ROOT / "chapters")], cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode != 0 and "--dir" in refused.stderr and "instructor" in refused.stderr, refused.stderr
