@@ -48,8 +48,8 @@ NOTEBOOKS = [*chapter_notebooks(), CHAPTERS / "cheatsheet.ipynb"]
 QUOTED_ROUNDED_VALUES: dict[str, set[str]] = {
     # the post's first two weights, which chapter 4 explains (the code prints 0.4555 and 0.2246)
     "04-full-formula": {"0.4556", "0.2247"},
-    # the post's e^0.3536 and row 1 of A, rounded by hand (chapter 6 recomputes them)
-    "06-walkthrough": {"1.4240", "0.4556", "0.2247"},
+    # (chapter 6 now prints the post's 1.4240, 0.4556 and 0.2247 from the slips that explain them:
+    # an exponent cut off at 0.3535, and the normaliser 4.4512 with two digits swapped)
     "07-unscaled-vs-scaled": {"0.4556", "0.2247"},
     "12-one-story": {"0.4556", "0.2247", "0.616", "0.385"},
 }
