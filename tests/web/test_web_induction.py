@@ -12,6 +12,8 @@ store at the device pixel ratio (the page runs at ratio 2).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support.browser import browser_context
 from support.servers import serve
@@ -31,8 +33,8 @@ PREDICTIONS = """() => [...document.querySelectorAll('.attnlib-live table[data-v
 MAP_SIZES = """() => [...document.querySelectorAll('.attnlib-live canvas.attnlib-map')].map(c =>
   ({view: c.dataset.view, css: [c.clientWidth, c.clientHeight], store: [c.width, c.height], ratio: window.devicePixelRatio}))"""
 INKS_ARE = """(ink) => [...document.querySelectorAll('.attnlib-live canvas.attnlib-map')].every(c => c.attnlibInk === ink)"""
-# the maps' geometry in induction.js: a gutter of 22 px for the labels, cells of 22 px while they fit in 310 px
-GUTTER, MAX_CELL, FULL = 22, 22, 310
+# the maps' geometry in induction.js: a gutter of 56 px for the labels, cells of 22 px while they fit in 360 px
+GUTTER, MAX_CELL, FULL = 56, 22, 360
 
 
 def _expected(data: dict, text: str, mode: str) -> dict:
@@ -82,7 +84,7 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         page.goto(base + "index.html")
         page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
         assert _shown(page) == _expected(data, ex.text, ex.mode)
-        _check_map_sizes(page, 6)  # the default text: 6 words, a map of 154 px
+        _check_map_sizes(page, 6)  # the default text: 6 words, a map of 188 px
         box = page.locator(".attnlib-live input.attnlib-text")
         box.click()
         page.keyboard.press("End")
@@ -117,3 +119,94 @@ def test_typing_moves_both_maps_and_the_predictions_and_a_link_restores_the_text
         assert fresh.locator(".attnlib-live select.attnlib-mode").input_value() == "letters"
         assert _shown(fresh) == _expected(data, long_text, "letters")
         assert not errors and not blocker.blocked
+
+
+# a reader's own text of 24 letters, with accents, digits, an emoji and capitals (issue 45, item 7)
+OWN_TEXT = "Déjà vu: a cat 🐈 sat on 2 mats, a cat sat!"
+LABELS = """(view) => { const c = document.querySelector(`.attnlib-live canvas[data-view="${view}"]`);
+  return {...c.attnlibLabels, label: c.getAttribute('aria-label'),
+          detail: c.closest('figure').querySelector('.attnlib-map-detail').textContent,
+          box: c.getBoundingClientRect().toJSON()}; }"""
+NOTES = """() => Object.fromEntries([...document.querySelectorAll('.attnlib-live .attnlib-induction-note')].map(p =>
+  [p.dataset.note, p.hidden ? '' : p.textContent]))"""
+
+
+def _page(tmp_path, ex) -> Path:
+    site = tmp_path / "site"
+    frontend.write_modules(site / "_explorers")
+    html = ex._repr_mimebundle_()[0]["text/html"]
+    (site / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>induction</title></head>'
+        f'<body><main>{html}</main><script type="module" src="_explorers/host.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    return site
+
+
+def test_own_text_labels_stay_readable_and_left_out_characters_and_unknown_predictions_are_explained(tmp_path):
+    """24 letters with accents, digits and an emoji: every token labelled in full at 10 px (no 1-letter labels), the
+    whole token on hover and with the arrow keys, the left-out characters named, a "#k" prediction explained."""
+    model = induction.book_model()
+    params = induction.book_run(0, n_steps=300).final_params
+    ex = explorers.induction_explorer(params, model)
+    data = ex.weights
+    letters = induction_view(data, OWN_TEXT, "letters")
+    assert len(letters["ids"]) == 24 and letters["dropped"] == ["é", "à", "🐈", "2"], letters["dropped"]
+    with serve(_page(tmp_path, ex)) as base, browser_context(tmp_path / "chromium", device_scale_factor=2) as (context, blocker):
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(base + "index.html")
+        page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
+        assert page.evaluate(NOTES) == {"dropped": "", "predicted": ""}  # the default text: nothing to say
+        box = page.locator(".attnlib-live input.attnlib-text")
+        box.fill(OWN_TEXT)
+        page.locator(".attnlib-live select.attnlib-mode").select_option("letters")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('24 tokens')")
+        assert _shown(page) == _expected(data, OWN_TEXT, "letters")
+        notes = page.evaluate(NOTES)
+        assert notes == {"dropped": letters["dropped_note"], "predicted": letters["predicted_note"]}
+        assert notes["dropped"].startswith("Left out: é à 🐈 2.") and "a to z" in notes["dropped"]
+        for view in ("layer1-head0", "layer2-head0"):
+            got = page.evaluate(LABELS, view)
+            assert got["font"] >= 10 and got["step"] == 1 and got["shown"] == list(range(24)), got
+            assert "Tokens: 0:d, 1:j, 2:v" in got["label"]
+        # pointing at a cell names both tokens in full and gives the weight
+        got = page.evaluate(LABELS, "layer2-head0")
+        cell = (got["box"]["width"] - GUTTER) / 24
+        page.mouse.move(got["box"]["x"] + GUTTER + 2.5 * cell, got["box"]["y"] + GUTTER + 5.5 * cell)
+        w = format_value(float(letters["layers"][1][0][5][2]), 2)
+        assert page.evaluate(LABELS, "layer2-head0")["detail"] == f"query 5:\u201cc\u201d, key 2:\u201cv\u201d: weight {w}."
+        # words: long words are written whole; a prediction "#k" is explained under the table
+        page.locator(".attnlib-live select.attnlib-mode").select_option("words")
+        words = induction_view(data, OWN_TEXT, "words")
+        facts = "document.querySelector('.attnlib-live .attnlib-facts').textContent"
+        page.wait_for_function(f"() => {facts}.startsWith('{len(words['ids'])} tokens')")
+        assert _shown(page) == _expected(data, OWN_TEXT, "words")
+        notes = page.evaluate(NOTES)
+        assert notes == {"dropped": words["dropped_note"], "predicted": words["predicted_note"]}
+        assert notes["dropped"].endswith("and they split words.")
+        # the keyboard: the map takes the focus, the arrow keys move over its cells
+        page.locator('.attnlib-live canvas[data-view="layer1-head0"]').focus()
+        page.keyboard.press("ArrowUp")
+        n = len(words["ids"])
+        detail = page.evaluate(LABELS, "layer1-head0")["detail"]
+        first, before_last = words["labels"][0], words["labels"][n - 2]
+        assert detail.startswith(f"query {n - 2}:\u201c{before_last}\u201d, key 0:\u201c{first}\u201d: weight"), detail
+        assert not errors and not blocker.blocked
+
+
+def test_a_prediction_outside_the_text_is_explained():
+    """The view's note on "#k" predictions (the browser shows the same text: the golden cases hold it)."""
+    model = induction.InductionModel(vocab_size=32, n_positions=48, d_model=8)
+    data = explorers.induction_explorer(model.init(1, std=1.0), model).weights
+    found = {}
+    for text in ("the cat sat", "a b a b c", "one two three one", "x y z x y z w"):
+        for mode in ("words", "letters"):
+            v = induction_view(data, text, mode)
+            unknown = sorted({t for t, lab in zip(v["predicted"], v["predicted_labels"]) if lab.startswith("#")})
+            assert bool(unknown) == bool(v["predicted_note"]), (text, mode, v["predicted_note"])
+            if unknown:
+                assert v["predicted_note"].startswith(", ".join(f"#{t}" for t in unknown) + ": a token id that no ")
+                found[mode] = True
+    assert found == {"words": True, "letters": True}, "no text here gave a #k prediction: choose others"

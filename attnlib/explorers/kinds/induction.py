@@ -21,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..registry import factory
 from ..settings import SettingError, check_text, shown
 from ..snapshot import facts, flex, fmt, table_html
 
-__all__ = ["DIGITS", "MODES", "InductionExplorer", "induction_data", "induction_explorer", "induction_view"]
+__all__ = ["DIGITS", "MODES", "SEPARATORS", "InductionExplorer", "induction_data", "induction_explorer", "induction_view"]
 
 #: How the reader's text becomes tokens.
 MODES = ("letters", "words")
@@ -43,6 +44,10 @@ DIGITS = 7
 MAX_TEXT = 2000
 #: The text the explorer starts with.
 START_TEXT = "the cat sat on the mat"
+#: Characters that only separate words, never reported as left out: whitespace and ASCII punctuation.
+SEPARATORS = " \t\n\r\f\v" + string.punctuation
+#: How many left-out characters the note names (the rest are counted).
+NAMED_DROPPED = 12
 
 
 def induction_data(params: Mapping[str, Any], model: induction.InductionModel) -> dict[str, Any]:
@@ -89,13 +94,54 @@ def _label_of(token: int, ids: list[int], labels: list[str], mode: str) -> str:
     return f"#{token}"
 
 
+def _dropped(text: str) -> list[str]:
+    """The characters of the lowered text the model cannot read (not a to z, not a separator), each once, in order."""
+    seen: dict[str, None] = {}
+    for c in text.lower():
+        if not ("a" <= c <= "z") and c not in SEPARATORS:
+            seen.setdefault(c, None)
+    return list(seen)
+
+
+def _dropped_note(dropped: list[str], mode: str) -> str:
+    if not dropped:
+        return ""
+    named = " ".join(dropped[:NAMED_DROPPED]) + (f" and {len(dropped) - NAMED_DROPPED} more" if len(dropped) > NAMED_DROPPED else "")
+    split = ", and they split words" if mode == "words" else ""
+    return (
+        f"Left out: {named}. The model reads only the letters a to z (capitals as small letters): accented"
+        f" letters, digits, emoji and other symbols are skipped{split}."
+    )
+
+
+def _predicted_note(predicted: list[int], labels: list[str], mode: str, vocab: int) -> str:
+    unknown = sorted({t for t, lab in zip(predicted, labels) if lab.startswith("#")})
+    if not unknown:
+        return ""
+    names = ", ".join(f"#{t}" for t in unknown)
+    if mode == "letters":
+        return (
+            f"{names}: a token id that no letter has. The model knows {vocab} token ids; a to z are 0 to 25,"
+            " so a prediction above 25 is a token you cannot type."
+        )
+    return (
+        f"{names}: a token id that no word of your text has. Words get the ids 0, 1, 2, ... in the order they first"
+        f" appear (the model knows {vocab} ids), so the model predicts a word that is not in your text."
+    )
+
+
 def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, Any]:
     """What the explorer shows for ``text``: tokens, both layers' attention, and the prediction at every position.
 
     The text is cut after the model's ``n_positions`` tokens (``cut`` says how
     many were left out). ``layers[l][h]`` is head ``h`` of layer ``l + 1``;
     ``predicted`` and ``probability`` are the most likely next token at every
-    position and its probability; ``predicted_labels`` its text.
+    position and its probability; ``predicted_labels`` its text (``#k`` for
+    a token id that no letter or word of the text has). ``dropped`` are the
+    characters the model cannot read (accents, digits, emoji, ...; not
+    whitespace or ASCII punctuation), ``dropped_note`` says so to the reader
+    and ``predicted_note`` explains the ``#k`` predictions shown (both ``""``
+    when there is nothing to say).
 
     Raises
     ------
@@ -107,9 +153,10 @@ def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, A
     ids, labels = _tokens(text, mode, model.vocab_size)
     cut = max(0, len(ids) - model.n_positions)
     ids, labels = ids[: model.n_positions], labels[: model.n_positions]
-    out: dict[str, Any] = {"ids": ids, "labels": labels, "cut": cut}
+    dropped = _dropped(text)
+    out: dict[str, Any] = {"ids": ids, "labels": labels, "cut": cut, "dropped": dropped, "dropped_note": _dropped_note(dropped, mode)}
     if not ids:
-        out.update(layers=[], predicted=[], probability=[], predicted_labels=[])
+        out.update(layers=[], predicted=[], probability=[], predicted_labels=[], predicted_note="")
         return out
     fwd = model.forward(params, induction.token_batch([ids], model.vocab_size))
     z = fwd.logits - fwd.logits.max(axis=1, keepdims=True)
@@ -119,6 +166,7 @@ def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, A
     out["predicted"] = [int(t) for t in predicted]
     out["probability"] = [float(probs[i, t]) for i, t in enumerate(predicted)]
     out["predicted_labels"] = [_label_of(int(t), ids, labels, mode) for t in predicted]
+    out["predicted_note"] = _predicted_note(out["predicted"], out["predicted_labels"], mode, model.vocab_size)
     return out
 
 
@@ -190,7 +238,8 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
 
     @property
     def result(self) -> dict[str, Any]:
-        """The shown text: ``ids``, ``labels``, ``cut``, ``layers`` (2, heads, n, n), ``predicted``, ``probability`` and their labels."""
+        """The shown text: ``ids``, ``labels``, ``cut``, ``layers`` (2, heads, n, n), ``predicted``, ``probability``, their labels and
+        the notes on left-out characters and ``#k`` predictions (:func:`induction_view`)."""
         return self._view
 
     def _update(self) -> str:
@@ -204,7 +253,8 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
     def _snapshot(self) -> tuple[str, str]:
         v = self._view
         if not v["ids"]:
-            return facts("No tokens."), "No tokens."
+            text = " ".join(t for t in (v["dropped_note"], "No tokens.") if t)
+            return facts(text), text
         labels = [f"{i}:{t}" for i, t in enumerate(v["labels"])]
         tables = [
             table_html(
@@ -227,6 +277,7 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
         text = "Next token predicted: " + ", ".join(
             f"{a} \u2192 {b} ({fmt(p)})" for a, b, p in zip(v["labels"], v["predicted_labels"], v["probability"])
         )
+        text = " ".join(t for t in (v["dropped_note"], text, v["predicted_note"]) if t)
         return facts(text) + flex(*tables), text
 
     @classmethod
@@ -244,7 +295,15 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
             for n in (1, 2, 5, 17, 48):
                 ids = rng.integers(0, vocab, size=n).tolist()
                 cases.append({"fn": "inductionForward", "args": [data, ids], "expected": _forward_case(data, ids)})
-        texts = ["", "Ab, ca!", "the cat saw THE cat", "zz top 123 zz", " ".join(f"w{c}{d}" for c in "abcdefgh" for d in "xyz")]
+        texts = [
+            "",
+            "Ab, ca!",
+            "the cat saw THE cat",
+            "zz top 123 zz",
+            " ".join(f"w{c}{d}" for c in "abcdefgh" for d in "xyz"),
+            "Café déjà vu \U0001f642 2024, café ÉTÉ",  # accents, an emoji and digits: left out, and said so
+            "\u00e9\u00e8 \u00f1 0123456789 \u00df \u03a3\u03b1 \u4e2d \u2603 \u00fc\u00f6 \u00e7 \u00e5 \u0153 x",  # more than 12 of them
+        ]
         for text in texts:
             for mode in MODES:
                 ids, labels = _tokens(text, mode, 64)
