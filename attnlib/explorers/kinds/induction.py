@@ -44,7 +44,7 @@ DIGITS = 7
 MAX_TEXT = 2000
 #: The text the explorer starts with.
 START_TEXT = "the cat sat on the mat"
-#: Characters that only separate words, never reported as left out: whitespace and ASCII punctuation.
+#: Characters that only separate words and are never reported as left out (whitespace and ASCII punctuation).
 SEPARATORS = " \t\n\r\f\v" + string.punctuation
 #: How many left-out characters the note names (the rest are counted).
 NAMED_DROPPED = 12
