@@ -34,6 +34,7 @@ __all__ = [
     "LINE_COLOURS",
     "MASKED_COLOUR",
     "MASKED_TEXT",
+    "MAX_WIDTH_IN",
     "NEG_INF_TEXT",
     "OKABE_ITO",
     "SvgImage",
@@ -93,6 +94,10 @@ def colour_table(n: int = 256, cmap: str = CMAP) -> tuple[list[str], list[str]]:
     cmap = _colour_map(cmap)
     rgba = matplotlib.colormaps[cmap](np.linspace(0.0, 1.0, n))
     return [matplotlib.colors.to_hex(c) for c in rgba], [readable_text_colour(c) for c in rgba]
+
+#: The widest a figure drawn here gets, in inches. The book shows a figure at most 672 px wide, where a 10 pt
+#: text (matplotlib's default size) of a figure this wide is 672 / (72 * 10) * 10 = 9.3 px tall.
+MAX_WIDTH_IN = 10.0
 
 
 def _texts(**texts: Any) -> None:
@@ -192,7 +197,8 @@ def heatmap(
     _texts(title=title, xlabel=xlabel, ylabel=ylabel)
     ax, cmap, vmin, vmax = _axes(ax), _colour_map(cmap), _limit("vmin", vmin), _limit("vmax", vmax)
     if ax is None:
-        fig, ax = plt.subplots(figsize=(0.9 * n_cols + 1.6, 0.6 * n_rows + 1.0), layout="constrained")
+        # at most MAX_WIDTH_IN wide: the book shows figures at most 672 px wide, where 10 pt text stays above 9 px
+        fig, ax = plt.subplots(figsize=(min(0.9 * n_cols + 1.6, MAX_WIDTH_IN), 0.6 * n_rows + 1.0), layout="constrained")
     else:
         fig = ax.figure
     masked = np.isneginf(m)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.browser import browser_context
 from support.servers import serve
+from support.svg_text import text_sizes_pt
 
 pytestmark = pytest.mark.slow
 
@@ -33,23 +34,6 @@ FIGURE_JS = """
 """
 
 
-def _text_sizes_pt(svg: str) -> tuple[float, float, float]:
-    """The SVG's width in points, its largest and its smallest text size in points (subscripts included).
-
-    Matplotlib draws each text as a group scaled by its font size / 100, and a mathtext subscript as
-    glyphs scaled once more (by 0.7) inside that group.
-    """
-    width = float(re.search(r'<svg[^>]*width="([0-9.]+)pt"', svg)[1])
-    sizes, smallest = [], []
-    for group in re.split(r"(?=<g transform=\"translate\([^)]*\) scale\()", svg)[1:]:
-        size = 100 * float(re.match(r'<g transform="translate\([^)]*\) scale\(([0-9.]+)', group)[1])
-        sizes.append(size)
-        # glyphs of text (DejaVu); a sized radical sign (STIXSize...) is drawn scaled too but is not text
-        inner = [float(s) for s in re.findall(r'<use xlink:href="#DejaVu[^"]*" [^>]*scale\(([0-9.]+)\)', group.split("</g>")[0])]
-        smallest.append(size * min(inner, default=1.0))
-    return width, max(sizes), min(smallest)
-
-
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_figure_4_1_is_an_svg_with_body_size_text(web_html, tmp_path, theme):
     with serve(web_html) as base, browser_context(
@@ -67,7 +51,7 @@ def test_figure_4_1_is_an_svg_with_body_size_text(web_html, tmp_path, theme):
     svg = (Path(web_html) / PAGE).parent.joinpath(facts["src"]).resolve().read_text(encoding="utf-8")
     assert "<text" not in svg and "<image" not in svg  # outlines, not a font and not a bitmap
     assert re.search(r'<g id="patch_1">\s*<path d="M 0 [^"]*"\s*style="fill: #ffffff', svg), "no white background"
-    width_pt, largest_pt, smallest_pt = _text_sizes_pt(svg)
+    width_pt, largest_pt, smallest_pt = text_sizes_pt(svg)
     px_per_pt = facts["width"] / width_pt
     box_text, smallest = largest_pt * px_per_pt, smallest_pt * px_per_pt
     assert box_text >= 0.85 * facts["body"], f"box text {box_text:.1f} px next to body text {facts['body']} px"
