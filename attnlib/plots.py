@@ -697,6 +697,13 @@ def multi_head_data_flow(
     """The data flow of multi-head attention: packed projections, the split into ``h`` heads (the book's $H$),
     attention in every head, the concatenation and ``W_O``, with every shape shown.
 
+    The flow runs right along the top (``X`` to its packed projections and the
+    split), down the right-hand column (the heads, then their stacked outputs)
+    and back left along the bottom (the concatenation times ``W_O`` gives the
+    output); a line under it gives the shapes of the four weight matrices. As
+    in :func:`attention_data_flow`, box text is 12 points and labels 11 points
+    on a figure about 7 inches wide, so :func:`as_svg` shows it at body size.
+
     Raises
     ------
     ValueError
@@ -706,30 +713,47 @@ def multi_head_data_flow(
     --------
     >>> fig = multi_head_data_flow(3, 512, 8, 64, 64)
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
-    >>> "$\\\\cdot W_O$: $512 \\\\times 512$" in texts and "concat(head$_1$, ..., head$_H$)\\n$3 \\\\times 512$" in texts
+    >>> "concat(head$_1$, ..., head$_H$)\\n$3 \\\\times 512$" in texts and "$\\\\cdot W_O$" in texts
     True
-    >>> "each head$_u$ = Attention($Q^{(u)}, K^{(u)}, V^{(u)}$)\\n$3 \\\\times 64$" in texts
+    >>> "each head$_u$ =\\nAttention($Q^{(u)}, K^{(u)}, V^{(u)}$)\\n$3 \\\\times 64$" in texts
+    True
+    >>> "$W_Q$, $W_K$, $W_V$: $512 \\\\times 512$ each;  $W_O$: $512 \\\\times 512$" in texts
     True
     >>> plt.close(fig)
     """
     width_qk, width_v = _product(h, d_k), _product(h, d_v)
-    nodes, edges = _projections(n, d_model, width_qk, width_v)
-    nodes |= {
-        "split": (6.0, 1.0, f"split columns into\n{_dim(h) if isinstance(h, int) else '$H$'} heads", "proj"),
-        "heads": (10.6, 1.0, f"each head$_u$ = Attention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(n, d_v)}", "score"),
-        "concat": (15.0, 1.0, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
-        "out": (19.0, 1.0, f"output\n{_shape(n, d_model)}", "out"),
+    heads = _dim(h) if isinstance(h, int) else "$H$"
+    right, top, bottom = 4.75, 4.05, 0.95
+    nodes = {
+        "X": (0.6, top, f"input $X$\n{_shape(n, d_model)}", "input"),
+        "Q": (2.3, top + 0.85, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
+        "K": (2.3, top, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
+        "V": (2.3, top - 0.85, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
+        "split": (right, top, f"split columns\ninto {heads} heads", "proj"),
+        "heads": (right, 2.45, f"each head$_u$ =\nAttention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(n, d_v)}", "score"),
+        "concat": (right, bottom, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
+        "out": (1.0, bottom, f"output\n{_shape(n, d_model)}", "out"),
     }
-    edges += [
-        ("Q", "split", f"{_shape(n, width_qk)}"),
-        ("K", "split", f"{_shape(n, width_qk)}"),
-        ("V", "split", f"{_shape(n, width_v)}"),
-        ("split", "heads", f"each head: $Q^{{(u)}}, K^{{(u)}}$ {_shape(n, d_k)},\n$V^{{(u)}}$ {_shape(n, d_v)}"),
-        ("heads", "concat", f"{_shape(h, n, d_v)}"),
-        ("concat", "out", f"$\\cdot W_O$: {_shape(width_v, d_model)}"),
+    edges = [
+        ("X", "Q", "$\\cdot W_Q$"),
+        ("X", "K", "$\\cdot W_K$"),
+        ("X", "V", "$\\cdot W_V$"),
+        ("Q", "split", ""),
+        ("K", "split", ""),
+        ("V", "split", ""),
+        ("split", "heads", f"$Q^{{(u)}}, K^{{(u)}}$: {_shape(n, d_k)}\n$V^{{(u)}}$: {_shape(n, d_v)}"),
+        ("heads", "concat", f"all {heads}:\n{_shape(h, n, d_v)}"),
+        ("concat", "out", "$\\cdot W_O$"),
     ]
-    return _flow_diagram(nodes, edges, (18, 4.2))
-
+    grow = 12 / 11
+    fig = _flow_diagram(
+        nodes, edges, (6.4 * grow, 5.35 * grow), box_fontsize=12, label_fontsize=11, extent=(0.0, 6.4, 0.1, 5.45)
+    )
+    fig.axes[0].text(
+        0.1, 0.3, f"$W_Q$, $W_K$, $W_V$: {_shape(d_model, width_qk)} each;  $W_O$: {_shape(width_v, d_model)}",
+        ha="left", va="center", fontsize=11, color="black",
+    )
+    return fig
 
 
 @dataclass(frozen=True)

@@ -82,8 +82,16 @@ def test_multi_head_figure_gives_one_head_its_own_shape():
     fig = plots.multi_head_data_flow("n", 512, 8, 64, 64)
     texts = _texts(fig)
     plt.close(fig)
-    assert "each head$_u$ = Attention($Q^{(u)}, K^{(u)}, V^{(u)}$)\n$n \\times 64$" in texts
-    assert "$8 \\times n \\times 64$" in texts
+    assert "each head$_u$ =\nAttention($Q^{(u)}, K^{(u)}, V^{(u)}$)\n$n \\times 64$" in texts
+    assert "all 8:\n$8 \\times n \\times 64$" in texts
+
+
+def test_chapter_8_figure_text_is_body_size_at_its_natural_size():
+    """Fig. 8.1 is drawn like Fig. 4.1: 12-point boxes and 11-point labels on a figure that fits the column at 1280 px."""
+    image = plots.as_svg(plots.multi_head_data_flow("n", 512, 8, 64, 64))
+    assert image.width_pt * PX_PER_PT <= COLUMN_PX
+    assert max(image.font_sizes_pt) * PX_PER_PT == pytest.approx(16)
+    assert min(image.font_sizes_pt) * PX_PER_PT >= 14
 
 
 def test_as_svg_refuses_what_is_not_a_figure():

@@ -122,11 +122,10 @@ def measured(web_html: Path, tmp_path: Path, pages: list[str]) -> list[dict]:
     return rows
 
 
-#: Figures still too small, by page and the code that draws them (issue 45, item 4: not yet redrawn). Chapter 8's
-#: multi-head diagram (attnlib.plots.multi_head_data_flow) is 18 inches wide with 8.5 pt labels, 4.4 px; chapter 10's
-#: three path-length maps need about 15 inches for their "none" cells, 6.2 px. The test fails when another figure
-#: is too small and when one of these is fixed (then remove it here).
-KNOWN_SMALL = {"chapters/08-multi-head.html": "multi_head_data_flow", "chapters/10-path-length.html": "path_length_heatmap"}
+#: Figures still too small, by page and the code that draws them: none since chapter 8's multi-head diagram became
+#: an SVG drawn like Fig. 4.1 and chapter 10's path-length maps share one column of row labels (issue 45, item 4).
+#: The test fails when a figure is too small and when one listed here is fixed (then remove it here).
+KNOWN_SMALL: dict[str, str] = {}
 
 
 def test_no_figure_text_is_below_9_px_at_1280(web_html, tmp_path):
