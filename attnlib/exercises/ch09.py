@@ -10,15 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     attention,
     causal_mask,
@@ -26,6 +17,15 @@ from ..core import (
     scale_divisor,
     scaled_scores,
     softmax,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    own_case,
+    run_cases,
+    same_values,
 )
 from .registry import (
     Exercise,
@@ -144,7 +144,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int 
             (~want, "True and False are swapped: True means 'may attend'."),
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (n,),
                 want,
@@ -153,7 +153,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int 
                 "b",
             )
         )
-    return _run("causal_mask", fn, cases, verbose, _Notation(("n",)))
+    return run_cases("causal_mask", fn, cases, verbose, Notation(("n",)))
 
 
 def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
@@ -176,7 +176,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
     >>> check_masked_weights(my_masked, verbose=False).passed
     True
     """
-    rng = _rng()
+    rng = check_rng()
     S = scaled_scores(running_example(), running_example())
     cases = []
     for label, scores, allowed in (
@@ -184,7 +184,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
         ("2 queries, 4 keys, a padding mask", rng.normal(size=(2, 4)), np.array([[True, True, False, True], [True, False, False, True]])),
         ("huge scores", 500 * rng.normal(size=(3, 3)), causal_mask(3)),
         ("a single token", np.array([[1.5]]), np.array([[True]])),
-        *_own_case(seed, "9.3", ("scores", "allowed")),
+        *own_case(seed, "9.3", ("scores", "allowed")),
     ):
         want = softmax(np.where(allowed, scores, -np.inf))
         after = softmax(scores) * allowed
@@ -209,16 +209,16 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
             ),
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (scores, allowed),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "Replace forbidden scores by -inf, then take a stable softmax of each row.",
                 exact_zero=~allowed,
             )
         )
-    notation = _Notation(
+    notation = Notation(
         ("scores", "allowed"),
         {"scores": "n_q x n_k", "allowed": "n_q x n_k (True = may attend)"},
         error_hints=(
@@ -229,7 +229,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
             ),
         ),
     )
-    return _run("masked_weights", fn, cases, verbose, notation)
+    return run_cases("masked_weights", fn, cases, verbose, notation)
 
 
 # --- the registry ---

@@ -12,16 +12,16 @@ import numpy as np
 
 from .. import blocked, cost
 from .._validate import real_scalar
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _run,
-)
 from ..core import (
     running_example,
     scaled_scores,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    own_case,
+    run_cases,
 )
 from .registry import (
     Exercise,
@@ -187,7 +187,7 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
         ("very negative scores [-1000] and [-1002, -999]", np.array([-1000.0]), np.array([-1002.0, -999.0])),
         ("a masked key (-inf) in the second block", np.array([0.5]), np.array([-np.inf, 1.5])),
         ("a first block that is masked entirely", np.array([-np.inf, -np.inf]), np.array([0.3, -0.2])),
-        *_own_case(seed, "15.2", ("s1", "s2")),
+        *own_case(seed, "15.2", ("s1", "s2")),
     ):
         m, l, _, _ = online_softmax_step(-np.inf, 0.0, s1)
         m, l, _, _ = online_softmax_step(m, l, s2)
@@ -196,8 +196,8 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
         if np.isneginf(s1).all():
             hint += " A block that is masked entirely has m1 = -inf and l1 = 0: avoid exp(-inf - (-inf)), which is NaN."
         mistakes = tuple((w, h) for w, h in _two_block_mistakes(s1, s2) if not np.allclose(w, want))
-        cases.append(_Case(label, (s1, s2), want, mistakes, hint, shown=not label.startswith("your own")))
-    return _run("two_block_normaliser", fn, cases, verbose, _Notation(("s1", "s2")))
+        cases.append(Case(label, (s1, s2), want, mistakes, hint, shown=not label.startswith("your own")))
+    return run_cases("two_block_normaliser", fn, cases, verbose, Notation(("s1", "s2")))
 
 
 # --- the registry ---
@@ -220,7 +220,7 @@ register(
         function="two_block_normaliser",
         calls=lambda v: [(v.s1, v.s2)],
         reference=_normaliser,
-        own=(blocked.online_softmax_step, blocked._step),
+        own=blocked.ONLINE_STEP_CODE,
         check=check_two_block_normaliser,
     )
 )

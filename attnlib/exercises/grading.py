@@ -49,14 +49,13 @@ import numpy as np
 
 from .._validate import as_instance, as_seed
 from .registry import EXERCISES, Exercise
+from .results import ATOL, RTOL
+from .sandbox import call_student
 
 __all__ = ["HAND_IN_MIME", "collected", "decode", "encode", "exercise_of_test", "hand_in", "judge", "judge_outputs", "own_functions_called"]
 
 #: The MIME type of a hand-in output, whose data is a JSON object ``{"exercise": "9.2", "payload": {...}}``.
 HAND_IN_MIME = "application/vnd.attnlib.hand-in+json"
-
-#: Tolerances of an implement exercise's comparison with attnlib's reference.
-ATOL = RTOL = 1e-6
 
 
 def _entry(number: str) -> Exercise:
@@ -223,8 +222,6 @@ def _own_message(entry: Exercise, names: list[str]) -> str:
 
 
 def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any]:
-    from ..checks.runner import call_student
-
     v = entry.draw(seed)
     if entry.kind != "implement":
         names = list(entry.answer(v)) if entry.answer else []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attnlib import backward, blocked, checks, core, heads, positional, transformer
-from attnlib.exercises import CHECKS
+from attnlib.exercises import CHECKS, sandbox
 
 
 def _two_block_normaliser(s1, s2):
@@ -52,7 +52,7 @@ def test_every_self_check_is_tried_here():
 
 @pytest.fixture
 def short_limit(monkeypatch):
-    monkeypatch.setattr(checks.runner, "TIME_LIMIT_SECONDS", 0.3)
+    monkeypatch.setattr(sandbox, "TIME_LIMIT_SECONDS", 0.3)
     return 0.3
 
 

@@ -689,19 +689,19 @@ ODD.update(
 )
 
 HOMEWORK_CHECKS_SPECS = {
-    "checks.by_hand.check_by_hand": (
+    "exercises.by_hand.check_by_hand": (
         checks.check_by_hand,
         {"exercise": "4.1", "answers": BY_HAND_41, "seed": 3, "verbose": False},
         {"exercise": "by_hand_exercise", "answers": "typed_answers", "seed": "optional_seed", "verbose": "flag"},
     ),
-    "checks.runner.call_student": (
+    "exercises.sandbox.call_student": (
         checks.call_student,
         {"fn": lambda x: x + 1, "args": (np.zeros(2),), "time_limit": None},
         {"fn": "student_function", "args": "call_args", "time_limit": "time_limit"},
     ),
-    "checks.runner.CheckResult.require": (lambda: _required(CHECK_PASSED), {}, {}),
-    "checks.runner.CheckResult.report": (lambda: CHECK_FAILED.report(), {}, {}),
-    "checks.runner.ByHandResult.report": (lambda: BY_HAND_FAILED.report(), {}, {}),
+    "exercises.results.CheckResult.require": (lambda: _required(CHECK_PASSED), {}, {}),
+    "exercises.results.CheckResult.report": (lambda: CHECK_FAILED.report(), {}, {}),
+    "exercises.results.ByHandResult.report": (lambda: BY_HAND_FAILED.report(), {}, {}),
 }
 
 # ---- issue 47: attnlib.experiments, and the explorers' classes and their methods ----
