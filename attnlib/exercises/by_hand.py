@@ -45,8 +45,11 @@ def _typed_entries(name: str, typed: Any, want: np.ndarray) -> list[tuple[str, A
     return out
 
 
-def _entry_verdict(label: str, value: Any, want: float) -> tuple[bool, str]:
-    """(right?, the line for it): right, or not yet with the reason; never the expected value."""
+def _entry_verdict(label: str, value: Any, want: float, exact_zero: bool = False) -> tuple[bool, str]:
+    """(right?, the line for it): right, or not yet with the reason; never the expected value.
+
+    With ``exact_zero`` (exercise 9.1: a masked key), an entry whose answer is 0 must be typed as exactly 0.
+    """
     if isinstance(value, str):
         return False, f"{label}: not yet; it is the text {safe_text(value, 40)!r}. Type the number itself, without quotes."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -59,7 +62,9 @@ def _entry_verdict(label: str, value: Any, want: float) -> tuple[bool, str]:
     if not np.isfinite(number):
         return False, f"{label} = {shown}: not yet; type a finite number."
     error = abs(number - want)
-    if error <= registry.TOLERANCE:
+    if registry.agrees(number, want):
+        if exact_zero and want == 0 and number != 0:
+            return False, f"{label} = {shown}: not yet; this weight is exactly 0 (its key is masked), so type 0."
         return True, f"{label} = {shown}: right."
     if error <= CLOSE and error <= max(abs(want), 1.0):
         return False, f"{label} = {shown}: not yet, but close. Give it exactly, or to four decimals, and round only at the end."
@@ -115,7 +120,7 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
             entries.append(typed)
             continue
         for (label, value), w in zip(typed, want.ravel()):
-            ok, line = _entry_verdict(label, value, float(w))
+            ok, line = _entry_verdict(label, value, float(w), registry.EXERCISES[exercise].exact_zero)
             n_cases += 1
             n_right += ok
             entries.append(line)

@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_array, as_flag, as_instance, as_text
+from .._validate import as_array, as_flag, as_instance, as_seed, as_text
 from .registry import variant
 from .results import ATOL, RTOL, CheckResult
 from .sandbox import PRINTED_LINES_QUOTED, StudentCall, call_student, exception_text, safe_text, where_student_code_failed
@@ -78,9 +78,12 @@ __all__ = [
     "QKV_NOTATION",
     "Case",
     "Notation",
+    "cases_of",
     "check_rng",
     "column_softmax",
+    "judge_call",
     "judge_value",
+    "merge_messages",
     "own_case",
     "run_cases",
     "same_values",
@@ -212,8 +215,28 @@ def same_values(got: Any, wrong: Any) -> bool:
         return False
 
 
-def _judge_call(fn: Callable[..., Any], case: Case, notation: Notation | None = None) -> tuple[str | None, StudentCall]:
-    """``(None, call)`` if ``fn`` gets ``case`` right, else ``(message, call)``; messages never show the expected values."""
+def judge_call(fn: Callable[..., Any], case: Case, notation: Notation | None = None) -> tuple[str | None, StudentCall]:
+    """Call ``fn`` on ``case`` (through :func:`call_student`): ``(None, call)`` if right, else ``(message, call)``.
+
+    An exception is said in the chapter's terms (``notation``); a result is judged by :func:`judge_value`.
+    Messages never show the expected values.
+
+    Raises
+    ------
+    ValueError
+        If ``case`` is not a :class:`Case` or ``notation`` is neither None nor a :class:`Notation`; the message
+        names it. Nothing about ``fn`` raises.
+
+    Examples
+    --------
+    >>> judge_call(lambda x: x / 0.0 if False else 2 * x, Case("x = 1", (1.0,), np.array(2.0)))[0] is None
+    True
+    >>> judge_call(lambda x: 1 / 0, Case("x = 1", (1.0,), np.array(2.0)))[0][:52]
+    'x = 1: your function raised ZeroDivisionError: divis'
+    """
+    as_instance("case", case, Case, "a Case")
+    if notation is not None:
+        as_instance("notation", notation, Notation, "None or a Notation")
     call = call_student(fn, case.args)
     if call.error is not None:
         extra, replaces = _translated_error(call.exception, case.args, notation)
@@ -369,8 +392,24 @@ def judge_value(got_raw: Any, case: Case) -> str | None:
 _FALLBACK = "the shape is right but some values are wrong."
 
 
-def _merged(messages: list[str], labels: list[str]) -> list[str]:
-    """One message per distinct diagnosis: a repeat on later cases is counted on the first, not printed again."""
+def merge_messages(messages: list[str], labels: list[str]) -> list[str]:
+    """One message per distinct diagnosis: a repeat on later cases is counted on the first, not printed again.
+
+    The self-checks and the grader's feedback both say their messages this way.
+
+    Raises
+    ------
+    ValueError
+        If ``messages`` or ``labels`` is not a list of strings; the message names it.
+
+    Examples
+    --------
+    >>> merge_messages(["n = 3: wrong dtype", "n = 6: wrong dtype"], ["n = 3", "n = 6"])
+    ['n = 3: wrong dtype (the same in 1 other case)']
+    """
+    for name, value in (("messages", messages), ("labels", labels)):
+        if not isinstance(value, list) or not all(isinstance(m, str) for m in value):
+            raise ValueError(f"{name} must be a list of strings, got {value!r:.60}")
     bodies: dict[str, list[str]] = {}
     first_body: dict[str, str] = {}
     order: list[str] = []
@@ -418,6 +457,9 @@ def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation
     if notation is not None:
         as_instance("notation", notation, Notation, "None or a Notation")
     verbose = as_flag("verbose", verbose)
+    if _collector is not None:  # inside cases_of: the cases are wanted, not a run
+        _collector.extend((case, notation) for case in cases)
+        return CheckResult(name, len(cases), 0)
     if not callable(fn):
         result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
     else:
@@ -426,7 +468,7 @@ def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation
         shown: tuple[tuple[bool, int], str] | None = None
         unexplained = False
         for i, case in enumerate(cases):
-            message, call = _judge_call(fn, case, notation)
+            message, call = judge_call(fn, case, notation)
             printed += call.printed_lines
             head += list(call.printed_head)[: PRINTED_LINES_QUOTED - len(head)]
             if message is None:
@@ -445,7 +487,7 @@ def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation
             if call.timed_out and i + 1 < len(cases):
                 messages.append(f"the other {len(cases) - i - 1} case(s) were not run, since the function ran out of time.")
                 break
-        messages = _merged(messages, [c.label for c in cases])
+        messages = merge_messages(messages, [c.label for c in cases])
         if unexplained and shown:
             messages.append(shown[1])
         notes: tuple[str, ...] = ()
@@ -459,6 +501,51 @@ def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation
 
 
 COLUMN_HINT = "the softmax ran down the columns; each query's row of weights should sum to 1 (axis=-1)."
+
+
+#: While :func:`cases_of` runs a check: where :func:`run_cases` puts the cases instead of running them.
+_collector: list[tuple[Case, Notation | None]] | None = None
+
+
+def cases_of(check: Callable[..., Any], seed: int | None = None) -> list[tuple[Case, Notation | None]]:
+    """The cases a chapter's self-check judges (the student's own seed case included), with the check's notation.
+
+    No student function is called: the check builds its cases and hands them to :func:`run_cases`, which
+    gives them back here. The grader judges every hand-in on these very cases, so it refuses what the
+    self-check refuses, with the same message.
+
+    Raises
+    ------
+    ValueError
+        If ``check`` is not a chapter's self-check (a ``check_*`` function that ends in :func:`run_cases`), or
+        ``seed`` is neither None nor an integer by the seed rule; the message names it.
+
+    Examples
+    --------
+    >>> from attnlib.exercises.ch09 import check_causal_mask
+    >>> [case.label for case, _ in cases_of(check_causal_mask)]
+    ['n = 3', 'n = 1 (a single token)', 'n = 6']
+    >>> len(cases_of(check_causal_mask, seed=3)) > 3
+    True
+    """
+    global _collector
+    if not callable(check) or not getattr(check, "__name__", "").startswith("check_"):
+        raise ValueError(f"check must be a chapter's self-check (check_softmax, ...), got {check!r:.60}")
+    if seed is not None:
+        as_seed("seed", seed)
+    previous, _collector = _collector, []
+    try:
+        check(_never_called, verbose=False, seed=seed)
+        found = _collector
+    finally:
+        _collector = previous
+    if not found:
+        raise ValueError(f"check {check.__name__} built no cases (it does not end in run_cases)")
+    return found
+
+
+def _never_called(*args: Any) -> None:  # pragma: no cover - cases_of never runs it
+    raise AssertionError("cases_of called the function it was given")
 
 
 def column_softmax(x: np.ndarray) -> np.ndarray:

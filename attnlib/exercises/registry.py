@@ -137,6 +137,7 @@ class Exercise:
         Implement: the visible self-check (``checks.check_causal_mask``), if any.
     exact_zero:
         Implement: where the reference is exactly 0 (a masked key), the result must be exactly 0 too.
+        By-hand: an entry whose answer is 0 must be typed as exactly 0 (``check_by_hand`` and the grader).
     """
 
     number: str
