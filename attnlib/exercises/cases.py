@@ -47,15 +47,11 @@ and calling ``run_cases()``.
 
 Examples
 --------
->>> from attnlib.checks import check_softmax
->>> def my_softmax(x):
-...     e = np.exp(np.asarray(x, dtype=float) - np.max(x, axis=-1, keepdims=True))
-...     return e / e.sum(axis=-1, keepdims=True)
->>> result = check_softmax(my_softmax, verbose=False)
->>> bool(result), result.n_passed == result.n_cases
-(True, True)
->>> bool(check_softmax(lambda x: np.exp(x) / np.exp(x).sum(), verbose=False))
-False
+>>> doubling = [Case("x = 1", (1.0,), np.array(2.0)), Case("x = -3", (-3.0,), np.array(-6.0))]
+>>> run_cases("double", lambda x: 2 * x, doubling, verbose=False).passed
+True
+>>> run_cases("double", lambda x: x + 1, doubling, verbose=False).messages[0]
+'x = -3: the shape is right but some values are wrong.'
 """
 
 from __future__ import annotations

@@ -185,3 +185,14 @@ def test_every_by_hand_exercise_gets_one_verdict_and_the_same_lines(number, seed
         said, failures = _graded(number, seed, typed)
         assert failures == list(mine.messages), (number, name)
         assert (said is None) == mine.passed == (name == "right") or name == "sign", (number, name, mine.entries)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_memory_prediction_has_one_rule_for_the_check_and_the_grader(seed):
+    """15.3: before, the hidden test wanted 10 % of the kernel's measurement and the judge 2 % of the model."""
+    model = variants.answers(variants.variant("15.3", seed))["predicted_bytes"]
+    for predicted in (model, model * 1.015, model * 1.04, model * 0.9, "12528000", [model], True):
+        mine = checks.check_memory_prediction(predicted, seed, verbose=False)
+        said, failures = _graded("15.3", seed, {"predicted_bytes": predicted})
+        assert failures == list(mine.messages) and (said is None) == mine.passed, (predicted, failures)
+        assert mine.passed == (not isinstance(predicted, (str, list, bool)) and abs(predicted - model) <= 0.02 * model)
