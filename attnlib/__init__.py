@@ -9,7 +9,6 @@ from importlib import metadata as _metadata
 from . import (
     backward,
     blocked,
-    checks,
     compatibility,
     cost,
     exact,
@@ -69,6 +68,7 @@ __all__ = [
     "cost",
     "cross_attention",
     "exact",
+    "exercises",
     "experiments",
     "heads",
     "induction",
@@ -89,14 +89,16 @@ __all__ = [
     "softmax",
     "training",
     "transformer",
+    "variants",
 ]
 
 
 #: Submodules imported on first use, so that ``import attnlib`` stays light: ``plots`` needs matplotlib
 #: (about 0.3 s to import; a grader's kernel or an nbgrader command never draws), ``explorers`` (the live
-#: explorers; ``widgets`` is its old name) needs anywidget. ``attnlib.plots.heatmap(...)`` and
-#: ``from attnlib import plots`` work as before.
-_LAZY_SUBMODULES = ("explorers", "plots", "widgets")
+#: explorers; ``widgets`` is its old name) needs anywidget, and the homework wing (``checks``, ``exercises``,
+#: ``variants``: 17 chapter modules and the grading code) is needed only by a chapter's exercises.
+#: ``attnlib.plots.heatmap(...)``, ``attnlib.checks.check_softmax`` and ``from attnlib import checks`` work as before.
+_LAZY_SUBMODULES = ("checks", "exercises", "explorers", "plots", "variants", "widgets")
 
 
 def __getattr__(name: str):

@@ -51,6 +51,7 @@ else:  # imported on first use (attnlib/_lazy.py), so that ``import attnlib`` st
     sp = lazy_module("sympy")
 
 __all__ = [
+    "ONLINE_STEP_CODE",
     "TILE_DTYPES",
     "KeyBlock",
     "OnlineStep",
@@ -267,6 +268,11 @@ def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.nda
     if np.any(np.isneginf(m_arr) & (l_arr != 0)):
         raise ValueError("where m is -inf no key has been seen yet, so l must be 0 there")
     return _step(m_arr, l_arr, s)
+
+
+#: The functions whose code is the online softmax step (the checked face and its unchecked body): exercise 15.2
+#: refuses a student's function that is, or calls, any of them.
+ONLINE_STEP_CODE = (online_softmax_step, _step)
 
 
 @dataclass(frozen=True)

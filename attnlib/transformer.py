@@ -50,6 +50,7 @@ from .cost import attention_flops
 __all__ = [
     "ACTIVATIONS",
     "DIFFERENCES_FROM_THE_PAPER",
+    "LAYER_NORM_CODE",
     "PARAM_NAMES",
     "TORCH_NAMES",
     "EncoderLayerResult",
@@ -267,6 +268,11 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
     xhat, _ = _normalised(x, _eps(eps), "X")
     with quiet():
         return finite_result(xhat * g + b, "gamma * normalised + beta", "X, gamma and beta")
+
+
+#: The functions whose code is the layer norm (the checked face and its unchecked body): exercise 16.2 refuses a
+#: student's function that is, or calls, any of them.
+LAYER_NORM_CODE = (layer_norm, _normalised)
 
 
 def layer_norm_backward(X: Any, gamma: Any, d_output: Any, eps: float = 1e-5) -> LayerNormGradients:

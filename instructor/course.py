@@ -179,15 +179,24 @@ def answer_cells(nb) -> dict[str, object]:
     return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")}
 
 
-def similar_pairs(course: Path, assignment: str, threshold: float = 0.9) -> list[dict]:
-    """Pairs of submissions whose answered cells are near-identical (mean similarity >= ``threshold``)."""
+def similar_pairs(course: Path, assignment: str, threshold: float = 0.9, skipped: list[str] | None = None) -> list[dict]:
+    """Pairs of submissions whose answered cells are near-identical (mean similarity >= ``threshold``).
+
+    A submission that cannot be read (not a notebook, cut short, not nbgrader's) is left out and named,
+    with the reason, in ``skipped``: one broken file must not cost the report of the others.
+    """
     release = {}
     for path in released_notebooks(course, assignment):
         release.update({gid: normalised(c) for gid, c in answer_cells(nbformat.read(path, as_version=4)).items()})
     subs: dict[str, dict[str, tuple[list[str], str]]] = {}
     for path in sorted((course / "submitted").glob(f"*/{assignment}/*.ipynb")):
         student = path.parent.parent.name
-        cells = answer_cells(nbformat.read(path, as_version=4))
+        try:
+            cells = answer_cells(nbformat.read(path, as_version=4))
+        except Exception as exc:  # noqa: BLE001 - a submission may be any file at all
+            if skipped is not None:
+                skipped.append(f"{path.relative_to(course)}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
         mine = subs.setdefault(student, {})
         for gid, cell in cells.items():
             tokens = normalised(cell)
@@ -217,11 +226,13 @@ def side_by_side(left: str, right: str, width: int = 58) -> str:
 
 
 def similarity_report(course: Path, assignment: str, threshold: float = 0.9) -> str:
-    pairs = similar_pairs(course, assignment, threshold)
+    skipped: list[str] = []
+    pairs = similar_pairs(course, assignment, threshold, skipped)
     out = [
         f"{assignment}: {len(pairs)} pair(s) of submissions with near-identical answer cells "
         f"(names, comments and whitespace ignored; similarity >= {threshold:g})"
     ]
+    out += [f"skipped, could not be read: {line}" for line in skipped]
     for p in pairs:
         a, b = p["students"]
         out.append(f"\n{a} and {b}: mean similarity {p['mean']:.2f} over {p['compared']} answered cell(s)")

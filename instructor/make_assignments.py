@@ -4,9 +4,15 @@
 The chapter notebooks are the source of truth of the exercises: their
 exercise cells (tag ``exercise``) carry the nbgrader metadata (the seed cell,
 solution cells, autograded test cells, manually graded answers, points and
-grade ids). The hidden tests are not in the chapters: they live in
-``instructor/hidden_tests/chNN.py``, one block per test cell, and this script
-appends each block to its test cell between nbgrader's hidden-test markers.
+grade ids). The hidden tests are not in the chapters: this script generates
+one per autograded exercise from the exercises' registry (``attnlib.exercises``):
+``hand_in("9.2", seed, globals())``, which hands the answer in for the grader to
+judge in its own process. It puts the block, between nbgrader's hidden-test
+markers, at the *start* of the test cell: the answer is handed in (and refused,
+with the self-check's reason) even when the visible self-check below it fails.
+An exercise that needs more writes its block by hand in
+``instructor/hidden_tests/chNN.py`` (``# %% grade-id`` then the code), with a
+line ``# Hand-written because ...`` that says why; it replaces the generated one.
 It copies the exercise cells, in order, into one small assignment notebook
 per chapter that has exercises, leaving out the cells tagged ``book-only``
 (worked solutions shown as dropdowns in the web book). The result is an
@@ -118,17 +124,45 @@ def exercise_cells(nb) -> list:
     return out
 
 
-def hidden_tests(name: str) -> dict[str, str]:
-    """grade id -> hidden test code, from ``instructor/hidden_tests/<name>.py`` (empty if there is none)."""
+#: The hidden test of an autograded exercise, generated from the registry.
+GENERATED_BLOCK = 'from attnlib.exercises.grading import hand_in\n\nhand_in("{number}", seed, globals())'
+#: A hand-written block says why the generated one does not do.
+WHY_RE = re.compile(r"^# Hand-written because \S.*$", re.M)
+
+
+def written_hidden_tests(name: str) -> dict[str, str]:
+    """grade id -> hand-written hidden test code, from ``instructor/hidden_tests/<name>.py`` (empty if there is none).
+
+    Each block must hold a line ``# Hand-written because ...``; a block without one is refused (ValueError).
+    """
     path = HIDDEN_TESTS / f"{name}.py"
     if not path.exists():
         return {}
     parts = BLOCK_RE.split(path.read_text())
-    return {gid: code.strip("\n") for gid, code in zip(parts[1::2], parts[2::2], strict=True)}
+    blocks = {gid: code.strip("\n") for gid, code in zip(parts[1::2], parts[2::2], strict=True)}
+    silent = sorted(gid for gid, code in blocks.items() if not WHY_RE.search(code))
+    if silent:
+        raise ValueError(f"{path.name}: the hand-written hidden tests of {silent} do not say why (a line '# Hand-written because ...')")
+    return blocks
+
+
+def hidden_tests(name: str) -> dict[str, str]:
+    """grade id -> hidden test code of assignment ``name``: generated from the registry, or hand-written where one is."""
+    if str(ROOT) not in sys.path:  # the book's own attnlib, also when it is not installed
+        sys.path.append(str(ROOT))
+    from attnlib.exercises import EXERCISES
+
+    graded = [e for e in EXERCISES.values() if e.graded_outside and e.assignment == name]
+    generated = {e.test_id: GENERATED_BLOCK.format(number=e.number) for e in graded}
+    return {**generated, **written_hidden_tests(name)}
 
 
 def inject_hidden_tests(cells: list, blocks: dict[str, str], where: str) -> None:
-    """Append each hidden test block to the test cell of its grade id, between nbgrader's markers."""
+    """Put each hidden test block at the start of the test cell of its grade id, between nbgrader's markers.
+
+    First, so that the answer is handed in before the visible self-check can stop the cell: the grader then
+    judges every answer, and a refused one gets the self-check's reason instead of "nothing was handed in".
+    """
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in cells}
     unknown = sorted(set(blocks) - set(by_id))
     if unknown:
@@ -138,7 +172,7 @@ def inject_hidden_tests(cells: list, blocks: dict[str, str], where: str) -> None
         meta = cell.metadata["nbgrader"]
         if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
             raise ValueError(f"{where}: {gid} is not an autograded test cell")
-        cell.source = f"{cell.source}\n### BEGIN HIDDEN TESTS\n{code}\n### END HIDDEN TESTS"
+        cell.source = f"### BEGIN HIDDEN TESTS\n{code}\n### END HIDDEN TESTS\n{cell.source}"
 
 
 def assignment_notebook(chapter: Path):

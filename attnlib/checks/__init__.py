@@ -1,9 +1,10 @@
 """Self-checks for the exercises: run *your* function, compare it with attnlib's.
 
-* :mod:`attnlib.checks.runner` calls the student's function safely (copied
-  inputs, a time limit, captured printing, exceptions as plain sentences) and
-  judges its results case by case;
-* :mod:`attnlib.checks.by_hand` checks the numbers typed for a by-hand exercise;
+This package is a thin face: the engine lives in :mod:`attnlib.exercises`
+(``sandbox``: calling the student's function safely; ``cases``: the cases and
+the one comparator; ``results``: :class:`CheckResult` and the tolerances;
+``by_hand``: the numbers typed for a by-hand exercise), and this package
+re-exports it;
 * every chapter's own checks (``check_softmax``, ``check_causal_mask``, ...)
   live with that chapter's variants in ``attnlib/exercises/chNN.py`` and are
   re-exported here, so a chapter's test cell says ``checks.check_x(fn)``.
@@ -23,9 +24,10 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401 (the doctests use it)
 
+from ..exercises.by_hand import check_by_hand
+from ..exercises.results import ATOL, RTOL, ByHandResult, CheckFailed, CheckResult
+from ..exercises.sandbox import TIME_LIMIT_SECONDS, StudentCall, call_student
 from . import runner
-from .by_hand import check_by_hand  # noqa: I001 (after the runner)
-from .runner import ATOL, RTOL, TIME_LIMIT_SECONDS, ByHandResult, CheckFailed, CheckResult, StudentCall, call_student
 
 #: The names this module defines itself. The chapters' checks are found by ``__getattr__`` below (and
 #: listed by ``dir()``); each is documented where it is defined, in ``attnlib.exercises.chNN``.

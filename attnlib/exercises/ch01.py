@@ -10,17 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-)
 from ..core import (
     running_example,
     scaled_scores,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    own_case,
+    run_cases,
 )
 from .registry import (
     Exercise,
@@ -93,16 +93,16 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, s
     >>> check_pairwise_dots(lambda X: X.T @ X, verbose=False).passed
     False
     """
-    rng = _rng()
+    rng = check_rng()
     cases = []
     for label, X in (
         ("the running example X", running_example()),
         ("4 tokens with 3 features", rng.normal(size=(4, 3))),
         ("a single token", np.array([[2.0, -1.0, 0.5]])),
-        *_own_case(seed, "1.2", ("X",)),
+        *own_case(seed, "1.2", ("X",)),
     ):
         cases.append(
-            _Case(
+            Case(
                 label,
                 (X,),
                 X @ X.T,
@@ -118,12 +118,12 @@ def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, s
                 hint="Tokens are the rows of X: entry [i, j] is row i dotted with row j.",
             )
         )
-    notation = _Notation(
+    notation = Notation(
         ("X",),
         {"X": "n x d (one row per token)"},
         "Entry [i, j] pairs token i (a row of X) with token j (also a row), so one side of the product enters transposed.",
     )
-    return _run("pairwise_dots", fn, cases, verbose, notation)
+    return run_cases("pairwise_dots", fn, cases, verbose, notation)
 
 
 # --- the registry ---

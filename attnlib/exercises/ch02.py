@@ -11,16 +11,16 @@ from typing import Any
 import numpy as np
 
 from .. import compatibility
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-)
 from ..core import (
     running_example,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    own_case,
+    run_cases,
 )
 from .registry import (
     Exercise,
@@ -98,18 +98,18 @@ def check_bilinear_scores(
     >>> check_bilinear_scores(lambda X, WQ, WK: (X @ WK) @ (X @ WQ).T, verbose=False).passed
     False
     """
-    rng = _rng()
+    rng = check_rng()
     cases = []
     for label, X, WQ, WK in (
         ("the running example with W_Q = W_K = I", running_example(), np.eye(2), np.eye(2)),
         ("the running example with W_Q != W_K", running_example(), np.array([[1.0, 2.0], [0.0, 1.0]]), np.array([[0.5, 0.0], [1.0, -1.0]])),
         ("5 tokens, d_model = 4, d_k = 3", rng.normal(size=(5, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))),
         ("a single token", np.array([[1.0, -2.0]]), np.array([[1.0], [0.5]]), np.array([[2.0], [1.0]])),
-        *_own_case(seed, "2.2", ("X", "W_Q", "W_K")),
+        *own_case(seed, "2.2", ("X", "W_Q", "W_K")),
     ):
         want = compatibility.bilinear_scores(X, compatibility.bilinear_matrix(WQ, WK))
         cases.append(
-            _Case(
+            Case(
                 label,
                 (X, WQ, WK),
                 want,
@@ -126,13 +126,13 @@ def check_bilinear_scores(
                 hint="Project twice: Q = X W_Q and K = X W_K, then every query row meets every key row.",
             )
         )
-    notation = _Notation(
+    notation = Notation(
         ("X", "W_Q", "W_K"),
         {"X": "n x d_model", "W_Q": "d_model x d_k", "W_K": "d_model x d_k"},
         "Tokens are rows, so a projection is X W (n x d_model times d_model x d_k); the scores then pair every query row "
         "with every key row, so the key side enters that product transposed.",
     )
-    return _run("bilinear_scores", fn, cases, verbose, notation)
+    return run_cases("bilinear_scores", fn, cases, verbose, notation)
 
 
 # --- the registry ---

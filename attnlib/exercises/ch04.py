@@ -10,23 +10,23 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    _COLUMN_HINT,
-    _QKV_NOTATION,
-    CheckResult,
-    _Case,
-    _column_softmax,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     attention,
     running_example,
     scaled_scores,
     softmax,
+)
+from .cases import (
+    COLUMN_HINT,
+    QKV_NOTATION,
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    column_softmax,
+    own_case,
+    run_cases,
+    same_values,
 )
 from .registry import (
     Exercise,
@@ -124,7 +124,7 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: i
         ("very negative logits [[-1000, -1001], [-1200, -1202]]", np.array([[-1000.0, -1001.0], [-1200.0, -1202.0]])),
         ("a row with a -inf entry (a masked key)", np.array([[0.0, 0.7071, -np.inf]])),
         ("a single token [[2.5]]", np.array([[2.5]])),
-        *_own_case(seed, "4.2", ("logits",)),
+        *own_case(seed, "4.2", ("logits",)),
     ):
         want = softmax(x)
         mistakes = []
@@ -151,12 +151,12 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: i
         hint = subtract_hint if np.abs(x[np.isfinite(x)]).max() > 100 else "exp() every entry, then divide by the row's sum."
         if np.isneginf(x).any():
             hint = "exp(-inf) is 0, so a -inf logit must get weight exactly 0. " + subtract_hint
-        mistakes = [m for m in mistakes if not _same(m[0], want)]
+        mistakes = [m for m in mistakes if not same_values(m[0], want)]
         # the vector case is exercise 7.1's book question, so it is never shown with its expected weights
         shown = label != "a vector [1, 0, 0.5]"
-        cases.append(_Case(label, (x,), want, tuple(mistakes), hint, exact_zero=np.isneginf(x), shown=shown))
-    notation = _Notation(("x",), {"x": "n_q x n_k (one row per query)"})
-    return _run("softmax", fn, cases, verbose, notation)
+        cases.append(Case(label, (x,), want, tuple(mistakes), hint, exact_zero=np.isneginf(x), shown=shown))
+    notation = Notation(("x",), {"x": "n_q x n_k (one row per query)"})
+    return run_cases("softmax", fn, cases, verbose, notation)
 
 
 def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
@@ -176,7 +176,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
     >>> check_attention(my_attention, verbose=False).passed
     True
     """
-    rng = _rng()
+    rng = check_rng()
     X = running_example()
     cases = []
     for label, Q, K, V in (
@@ -184,7 +184,7 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
         ("2 queries, 4 keys, d_k = 3, d_v = 5", rng.normal(size=(2, 3)), rng.normal(size=(4, 3)), rng.normal(size=(4, 5))),
         ("large scores (entries of size 30)", 30 * rng.normal(size=(3, 4)), 30 * rng.normal(size=(3, 4)), rng.normal(size=(3, 2))),
         ("a single key and value", rng.normal(size=(2, 3)), rng.normal(size=(1, 3)), np.array([[1.0, -1.0]])),
-        *_own_case(seed, "4.3", ("Q", "K", "V")),
+        *own_case(seed, "4.3", ("Q", "K", "V")),
     ):
         r = attention(Q, K, V)
         mistakes = [
@@ -195,19 +195,19 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
                 "you divided by the square root of the number of keys; d_k is the number of columns of K.",
             ),
             (r.weights, "these are the attention weights (n_q x n_k); the output multiplies them by V."),
-            (_column_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V, _COLUMN_HINT),
+            (column_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V, COLUMN_HINT),
         ]
         cases.append(
-            _Case(
+            Case(
                 label,
                 (Q, K, V),
                 r.output,
-                tuple(m for m in mistakes if not _same(m[0], r.output)),
+                tuple(m for m in mistakes if not same_values(m[0], r.output)),
                 "Go through the exercise's formula step by step: the scores, the divisor (d_k = number of columns of K), "
                 "a softmax per row, then V. Large scores need a stable softmax.",
             )
         )
-    return _run("attention", fn, cases, verbose, _QKV_NOTATION)
+    return run_cases("attention", fn, cases, verbose, QKV_NOTATION)
 
 
 # --- the registry ---

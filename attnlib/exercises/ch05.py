@@ -11,19 +11,19 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    _QKV_NOTATION,
-    CheckResult,
-    _Case,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     running_example,
     scale_divisor,
     scaled_scores,
+)
+from .cases import (
+    QKV_NOTATION,
+    Case,
+    CheckResult,
+    check_rng,
+    own_case,
+    run_cases,
+    same_values,
 )
 from .registry import (
     Exercise,
@@ -87,7 +87,7 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
     >>> check_scaled_scores(lambda Q, K: Q @ K.T, verbose=False).passed
     False
     """
-    rng = _rng()
+    rng = check_rng()
     X = running_example()
     cases = []
     for label, Q, K in (
@@ -95,7 +95,7 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
         ("2 queries, 5 keys, d_k = 4", rng.normal(size=(2, 4)), rng.normal(size=(5, 4))),
         ("6 queries, 3 keys, d_k = 9", rng.normal(size=(6, 9)), rng.normal(size=(3, 9))),
         ("a single token, d_k = 3", np.array([[1.0, 2.0, -1.0]]), np.array([[0.5, 0.5, 2.0]])),
-        *_own_case(seed, "5.2", ("Q", "K")),
+        *own_case(seed, "5.2", ("Q", "K")),
     ):
         raw = scaled_scores(Q, K, scale=False)
         want = scaled_scores(Q, K)
@@ -109,15 +109,15 @@ def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bo
             ),
         ]
         cases.append(
-            _Case(
+            Case(
                 label,
                 (Q, K),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "Every query (row of Q) meets every key (row of K); then scale.",
             )
         )
-    return _run("scaled_scores", fn, cases, verbose, _QKV_NOTATION)
+    return run_cases("scaled_scores", fn, cases, verbose, QKV_NOTATION)
 
 
 # --- the registry ---

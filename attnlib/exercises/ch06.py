@@ -10,21 +10,21 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    _COLUMN_HINT,
-    CheckResult,
-    _Case,
-    _column_softmax,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     attention,
     running_example,
     self_attention,
+)
+from .cases import (
+    COLUMN_HINT,
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    column_softmax,
+    own_case,
+    run_cases,
+    same_values,
 )
 from .registry import (
     Exercise,
@@ -107,7 +107,7 @@ def check_attention_head(
     >>> check_attention_head(lambda X, a, b, c: self_attention(X, a, b, c).output, verbose=False).passed
     True
     """
-    rng = _rng()
+    rng = check_rng()
     X = running_example()
     I2 = np.eye(2)
     cases = []
@@ -122,7 +122,7 @@ def check_attention_head(
             rng.normal(size=(4, 2)),
         ),
         ("a single token", np.array([[0.3, -0.7]]), rng.normal(size=(2, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 3))),
-        *_own_case(seed, "6.2", ("X", "W_Q", "W_K", "W_V")),
+        *own_case(seed, "6.2", ("X", "W_Q", "W_K", "W_V")),
     ):
         head = self_attention(Xc, WQ, WK, WV)
         Q, K, V, want = head.Q, head.K, head.V, head.output
@@ -132,27 +132,27 @@ def check_attention_head(
             (attention(Xc, Xc, Xc).output, "this is attention on X itself; project X with W_Q, W_K and W_V first."),
             (attention(Q, K, Xc).output, "the weights are right but you mixed rows of X; mix the values V = X W_V."),
             (attention(Q, Q, V).output, "you used W_Q for the keys as well: the keys are K = X W_K."),
-            (_column_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V, _COLUMN_HINT),
+            (column_softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V, COLUMN_HINT),
         ]
         if np.allclose(mistakes[2][0], mistakes[3][0]):
             # with W_Q = W_K = I (or one token) both give the same numbers, and only the second is true of both
             del mistakes[2]
         cases.append(
-            _Case(
+            Case(
                 label,
                 (Xc, WQ, WK, WV),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "Project, score, scale by sqrt(d_k), softmax each row, multiply by V.",
             )
         )
-    notation = _Notation(
+    notation = Notation(
         ("X", "W_Q", "W_K", "W_V"),
         {"X": "n x d_model", "W_Q": "d_model x d_k", "W_K": "d_model x d_k", "W_V": "d_model x d_v"},
         "Tokens are rows, so a projection is X W (n x d_model times d_model x d_k); the scores pair every query row "
         "with every key row, so K enters that product transposed; the weights (n x n) then multiply V (n x d_v).",
     )
-    return _run("attention_head", fn, cases, verbose, notation)
+    return run_cases("attention_head", fn, cases, verbose, notation)
 
 
 # --- the registry ---

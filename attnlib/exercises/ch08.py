@@ -11,17 +11,17 @@ from typing import Any
 import numpy as np
 
 from .. import heads
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     attention_parameter_count,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    own_case,
+    run_cases,
+    same_values,
 )
 from .registry import (
     Exercise,
@@ -86,14 +86,14 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
     >>> check_split_heads(lambda M, h: np.stack(np.split(M, h, axis=1)), verbose=False).passed
     True
     """
-    rng = _rng()
+    rng = check_rng()
     cases = []
     for label, M, h in (
         ("a 2x4 matrix into 2 heads", np.arange(8.0).reshape(2, 4), 2),
         ("a 3x6 matrix into 3 heads", rng.normal(size=(3, 6)), 3),
         ("an 8x8 weight matrix into 4 heads", rng.normal(size=(8, 8)), 4),
         ("one head (nothing to split)", rng.normal(size=(3, 4)), 1),
-        *_own_case(seed, "8.2", ("M", "n_heads")),
+        *own_case(seed, "8.2", ("M", "n_heads")),
     ):
         want = heads.split_heads(M, h)
         d = M.shape[1] // h
@@ -109,15 +109,15 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
             (M.reshape(M.shape[0], h, d), "the axes are (n, n_heads, d_head); the heads axis comes first: (n_heads, n, d_head).")
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (M, h),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "The result is (n_heads, rows, d_head): stack the column blocks.",
             )
         )
-    return _run("split_heads", fn, cases, verbose, _Notation(("M", "n_heads"), {"M": "n x d_model"}))
+    return run_cases("split_heads", fn, cases, verbose, Notation(("M", "n_heads"), {"M": "n x d_model"}))
 
 
 # --- the registry ---

@@ -10,15 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _rng,
-    _run,
-    _same,
-)
 from ..core import (
     attention,
     causal_mask,
@@ -27,11 +18,19 @@ from ..core import (
     scaled_scores,
     softmax,
 )
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    check_rng,
+    own_case,
+    run_cases,
+    same_values,
+)
 from .registry import (
     Exercise,
     Variant,
-    agrees,
-    answers,
+    answers,  # noqa: F401 (the doctests use it)
     by_hand_tokens,
     drawn,
     finite_inputs,
@@ -88,16 +87,6 @@ def _well_posed_9_1(v: Variant) -> None:
     require(abs(kept[0] - kept[1]) >= 0.1, v, "the two kept scores must differ")
 
 
-def _judge_9_1(v: Variant, handed: dict[str, Any]) -> list[str]:
-    """As by default, and the padded key's weight must be exactly 0."""
-    row = handed.get("masked_row")
-    if not agrees(row, answers(v)["masked_row"]):
-        return ["masked_row is not right"]
-    if np.asarray(row, dtype=float)[v.padded] != 0:
-        return ["masked_row: the padded key's weight must be exactly 0"]
-    return []
-
-
 def _causal_9_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
     n, m, d, k, _ = s
     return {"sizes": tuple(sorted({n, m, 1 + d + k}))}
@@ -144,7 +133,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int 
             (~want, "True and False are swapped: True means 'may attend'."),
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (n,),
                 want,
@@ -153,7 +142,7 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int 
                 "b",
             )
         )
-    return _run("causal_mask", fn, cases, verbose, _Notation(("n",)))
+    return run_cases("causal_mask", fn, cases, verbose, Notation(("n",)))
 
 
 def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
@@ -176,7 +165,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
     >>> check_masked_weights(my_masked, verbose=False).passed
     True
     """
-    rng = _rng()
+    rng = check_rng()
     S = scaled_scores(running_example(), running_example())
     cases = []
     for label, scores, allowed in (
@@ -184,7 +173,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
         ("2 queries, 4 keys, a padding mask", rng.normal(size=(2, 4)), np.array([[True, True, False, True], [True, False, False, True]])),
         ("huge scores", 500 * rng.normal(size=(3, 3)), causal_mask(3)),
         ("a single token", np.array([[1.5]]), np.array([[True]])),
-        *_own_case(seed, "9.3", ("scores", "allowed")),
+        *own_case(seed, "9.3", ("scores", "allowed")),
     ):
         want = softmax(np.where(allowed, scores, -np.inf))
         after = softmax(scores) * allowed
@@ -209,16 +198,16 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
             ),
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (scores, allowed),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "Replace forbidden scores by -inf, then take a stable softmax of each row.",
                 exact_zero=~allowed,
             )
         )
-    notation = _Notation(
+    notation = Notation(
         ("scores", "allowed"),
         {"scores": "n_q x n_k", "allowed": "n_q x n_k (True = may attend)"},
         error_hints=(
@@ -229,7 +218,7 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
             ),
         ),
     )
-    return _run("masked_weights", fn, cases, verbose, notation)
+    return run_cases("masked_weights", fn, cases, verbose, notation)
 
 
 # --- the registry ---
@@ -241,7 +230,7 @@ register(
         masked_row_by_hand,
         _well_posed_9_1,
         answer=lambda v: {"masked_row": rounded(attention(v.X, v.X, v.X, mask=v.allowed).weights[v.query])},
-        judge=_judge_9_1,
+        exact_zero=True,  # the padded key's weight is typed as exactly 0
     )
 )
 register(

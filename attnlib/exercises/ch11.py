@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _run,
-    _same,
-)
 from ..positional import positional_frequencies, sinusoidal_encoding
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    run_cases,
+    same_values,
+)
 from .registry import (
     Exercise,
     Variant,
@@ -99,16 +99,16 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
         )
         label = "a single position" if n == 1 else f"{n} positions, d_model = {d}" + (" (odd)" if d % 2 else "")
         cases.append(
-            _Case(
+            Case(
                 label,
                 (n, d),
                 want,
-                tuple(m for m in mistakes if not _same(m[0], want)),
+                tuple(m for m in mistakes if not same_values(m[0], want)),
                 "Pair p (columns 2p and 2p+1) uses the frequency 1/10000^(2p/d_model)."
                 + (" With an odd d_model the last column is a sine without its cosine partner." if d % 2 else ""),
             )
         )
-    return _run("sinusoidal_encoding", fn, cases, verbose, _Notation(("n_positions", "d_model")))
+    return run_cases("sinusoidal_encoding", fn, cases, verbose, Notation(("n_positions", "d_model")))
 
 
 # --- the registry ---

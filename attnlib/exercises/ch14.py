@@ -11,17 +11,17 @@ from typing import Any
 import numpy as np
 
 from .. import backward
-from ..checks.runner import (
-    ATOL,
-    CheckResult,
-    _Case,
-    _Notation,
-    _run,
-)
 from ..core import (
     running_example,
     scaled_scores,
     softmax,
+)
+from .cases import (
+    ATOL,
+    Case,
+    CheckResult,
+    Notation,
+    run_cases,
 )
 from .registry import (
     Exercise,
@@ -151,18 +151,16 @@ def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose:
             ),
         )
         cases.append(
-            _Case(
+            Case(
                 label,
                 (A, dA),
                 want,
                 tuple(m for m in mistakes if m[0].shape != want.shape or not np.allclose(m[0], want, atol=ATOL)),
                 "Derive it for one row of three weights first (the chapter's backward equation), then check it on the small case.",
-                shown=not label.startswith(
-                    ("a nearly one-hot row", "your own")
-                ),  # 14.1 asks it by hand; own cases stay private
+                shown=not label.startswith(("a nearly one-hot row", "your own")),  # 14.1 asks it by hand; own cases stay private
             )
         )
-    return _run("softmax_backward", fn, cases, verbose, _Notation(("A", "dA"), {"A": "n_q x n_k", "dA": "n_q x n_k"}))
+    return run_cases("softmax_backward", fn, cases, verbose, Notation(("A", "dA"), {"A": "n_q x n_k", "dA": "n_q x n_k"}))
 
 
 # --- the registry ---

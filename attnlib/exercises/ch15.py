@@ -11,17 +11,17 @@ from typing import Any
 import numpy as np
 
 from .. import blocked, cost
-from .._validate import real_scalar
-from ..checks.runner import (
-    CheckResult,
-    _Case,
-    _Notation,
-    _own_case,
-    _run,
-)
+from .._validate import as_flag, real_scalar
 from ..core import (
     running_example,
     scaled_scores,
+)
+from .cases import (
+    Case,
+    CheckResult,
+    Notation,
+    own_case,
+    run_cases,
 )
 from .registry import (
     Exercise,
@@ -33,7 +33,7 @@ from .registry import (
     require,
 )
 
-__all__ = ["blocked_memory_prediction", "check_two_block_normaliser", "layer_scores_by_hand"]
+__all__ = ["blocked_memory_prediction", "check_memory_prediction", "check_two_block_normaliser", "layer_scores_by_hand"]
 
 
 def layer_scores_by_hand(seed: int | None = None) -> Variant:
@@ -110,13 +110,55 @@ def blocked_memory_prediction(seed: int | None = None) -> Variant:
     )
 
 
-def _judge_15_3(v: Variant, handed: dict[str, Any]) -> list[str]:
-    """The prediction must lie within 2 % of the chapter's working-set model (one finite real number, not a list or a bool)."""
+#: Exercise 15.3's one rule: a prediction is right within this fraction of the chapter's working-set model
+#: (the self-check and the grader both apply it; the measured peak is printed beside it, not judged).
+PREDICTION_TOLERANCE = 0.02
+
+
+def _verdict_15_3(v: Variant, predicted: Any) -> str | None:
+    """None if ``predicted`` lies within ``PREDICTION_TOLERANCE`` of the working-set model, else why not (one finite real number)."""
     model = cost.blocked_working_set_bytes(v.n, v.d, v.block, "float64", input_copies=True)
-    given = real_scalar(handed.get("predicted_bytes"))
+    given = real_scalar(predicted)
     if given is None or not np.isfinite(given):
-        return ["predicted_bytes is not one number"]
-    return [] if abs(given - model) <= 0.02 * model else ["predicted_bytes is more than 2 % away from the working-set model"]
+        return "predicted_bytes is not one number: store the prediction as one number of bytes."
+    if abs(given - model) <= PREDICTION_TOLERANCE * model:
+        return None
+    return (
+        f"predicted_bytes is more than {PREDICTION_TOLERANCE:.0%} away from the working-set model: "
+        "count the two blocks, the two running arrays, the two numbers per row and the three input copies again."
+    )
+
+
+def _judge_15_3(v: Variant, handed: dict[str, Any]) -> list[str]:
+    """The grader's verdict: the self-check's rule (:func:`check_memory_prediction`)."""
+    why = _verdict_15_3(v, handed.get("predicted_bytes"))
+    return [why] if why else []
+
+
+def check_memory_prediction(predicted_bytes: Any, seed: int | None = None, verbose: bool = True) -> CheckResult:
+    """Check exercise 15.3's prediction: right when within ``PREDICTION_TOLERANCE`` (2 %) of the working-set model.
+
+    The grader applies the same rule with the same message. The model's value is never shown.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None nor an integer by the seed rule, or ``verbose`` is not True or False; the
+        message names it. Nothing about ``predicted_bytes`` raises: a value that is not one number is not right.
+
+    Examples
+    --------
+    >>> check_memory_prediction(12_528_000, verbose=False).passed, check_memory_prediction(13_000_000, verbose=False).passed
+    (True, False)
+    >>> check_memory_prediction("12528000", verbose=False).messages
+    ('predicted_bytes is not one number: store the prediction as one number of bytes.',)
+    """
+    verbose = as_flag("verbose", verbose)
+    why = _verdict_15_3(blocked_memory_prediction(seed), predicted_bytes)
+    result = CheckResult("15.3 (predicted_bytes)", 1, int(why is None), (why,) if why else ())
+    if verbose:
+        print(result.report())
+    return result
 
 
 # --- self-checks ---
@@ -187,7 +229,7 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
         ("very negative scores [-1000] and [-1002, -999]", np.array([-1000.0]), np.array([-1002.0, -999.0])),
         ("a masked key (-inf) in the second block", np.array([0.5]), np.array([-np.inf, 1.5])),
         ("a first block that is masked entirely", np.array([-np.inf, -np.inf]), np.array([0.3, -0.2])),
-        *_own_case(seed, "15.2", ("s1", "s2")),
+        *own_case(seed, "15.2", ("s1", "s2")),
     ):
         m, l, _, _ = online_softmax_step(-np.inf, 0.0, s1)
         m, l, _, _ = online_softmax_step(m, l, s2)
@@ -196,8 +238,8 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
         if np.isneginf(s1).all():
             hint += " A block that is masked entirely has m1 = -inf and l1 = 0: avoid exp(-inf - (-inf)), which is NaN."
         mistakes = tuple((w, h) for w, h in _two_block_mistakes(s1, s2) if not np.allclose(w, want))
-        cases.append(_Case(label, (s1, s2), want, mistakes, hint, shown=not label.startswith("your own")))
-    return _run("two_block_normaliser", fn, cases, verbose, _Notation(("s1", "s2")))
+        cases.append(Case(label, (s1, s2), want, mistakes, hint, shown=not label.startswith("your own")))
+    return run_cases("two_block_normaliser", fn, cases, verbose, Notation(("s1", "s2")))
 
 
 # --- the registry ---
@@ -220,7 +262,7 @@ register(
         function="two_block_normaliser",
         calls=lambda v: [(v.s1, v.s2)],
         reference=_normaliser,
-        own=(blocked.online_softmax_step, blocked._step),
+        own=blocked.ONLINE_STEP_CODE,
         check=check_two_block_normaliser,
     )
 )

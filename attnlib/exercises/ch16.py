@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import transformer
-from ..checks.runner import CheckResult, _Case, _Notation, _own_case, _run
+from .cases import Case, CheckResult, Notation, own_case, run_cases
 from .registry import (
     Exercise,
     Variant,
@@ -149,7 +149,7 @@ def check_layer_norm(fn: Callable[..., Any], verbose: bool = True, seed: int | N
         ),
         ("a single token of huge numbers", np.array([[1e8, 1e8 + 2.0, 1e8 + 4.0, 1e8 + 6.0]]), ones, zeros, 0.01),
         ("eps = 1, large enough to matter", np.array([[1.0, 3.0, 1.0, 3.0]]), ones, zeros, 1.0),
-        *_own_case(seed, "16.2", ("X", "gamma", "beta", "eps")),
+        *own_case(seed, "16.2", ("X", "gamma", "beta", "eps")),
     ):
         want = transformer.layer_norm(X, gamma, beta, eps)
         mistakes = tuple(
@@ -159,9 +159,9 @@ def check_layer_norm(fn: Callable[..., Any], verbose: bool = True, seed: int | N
             "Per row: subtract the row's mean, divide by sqrt(variance + eps) with the variance over the row's features, "
             "then gamma * (...) + beta."
         )
-        cases.append(_Case(label, (X, gamma, beta, eps), want, mistakes, hint, shown=not label.startswith("your own")))
-    notation = _Notation(("X", "gamma", "beta", "eps"), {"X": "n x d_model (one row per token)", "gamma": "d_model", "beta": "d_model"})
-    return _run("my_layer_norm", fn, cases, verbose, notation)
+        cases.append(Case(label, (X, gamma, beta, eps), want, mistakes, hint, shown=not label.startswith("your own")))
+    notation = Notation(("X", "gamma", "beta", "eps"), {"X": "n x d_model (one row per token)", "gamma": "d_model", "beta": "d_model"})
+    return run_cases("my_layer_norm", fn, cases, verbose, notation)
 
 
 # --- the registry ---
@@ -176,7 +176,7 @@ register(
         function="my_layer_norm",
         calls=lambda v: [(v.X, v.gamma, v.beta, v.eps), (v.X[:1], v.gamma, v.beta, 1.0)],
         reference=transformer.layer_norm,
-        own=(transformer.layer_norm, transformer._normalised),
+        own=transformer.LAYER_NORM_CODE,
         check=check_layer_norm,
     )
 )

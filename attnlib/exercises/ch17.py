@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from .. import induction
-from ..checks.runner import CheckResult, _Case, _Notation, _own_case, _run
 from ..core import causal_mask, softmax
+from .cases import Case, CheckResult, Notation, own_case, run_cases
 from .registry import (
     Exercise,
     Variant,
@@ -126,7 +126,7 @@ def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = 
         ("uniform causal attention, 4 tokens", uniform),
         ("two tokens", np.array([[1.0, 0.0], [0.3, 0.7]])),
         ("a random causal map of 6 tokens", _maps_17_2(rng, (6,))["weights"]),
-        *_own_case(seed, "17.2", ("weights",)),
+        *own_case(seed, "17.2", ("weights",)),
     ):
         W = np.asarray(W, dtype=float)
         want = np.array(_previous_token(W))
@@ -138,8 +138,8 @@ def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = 
         )
         mistakes = tuple((np.array(w), h) for w, h in mistakes if not np.isclose(w, want))
         hint = "Row i is query i; its weight on the previous token is the entry in column i - 1. Average over i = 1 .. n-1."
-        cases.append(_Case(label, (W,), want, mistakes, hint, shown=not label.startswith("your own")))
-    return _run("previous_token_score", fn, cases, verbose, _Notation(("weights",)))
+        cases.append(Case(label, (W,), want, mistakes, hint, shown=not label.startswith("your own")))
+    return run_cases("previous_token_score", fn, cases, verbose, Notation(("weights",)))
 
 
 register(Exercise("17.1", "by-hand", prefix_score_by_hand, _well_posed_17_1, answer=_answer_17_1))

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import numbers
 import sys
 import threading
 import types
@@ -48,15 +49,28 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_instance, as_seed
+from .by_hand import check_by_hand
+from .cases import Case, Notation, cases_of, judge_call, judge_value, merge_messages
 from .registry import EXERCISES, Exercise
 
-__all__ = ["HAND_IN_MIME", "collected", "decode", "encode", "exercise_of_test", "hand_in", "judge", "judge_outputs", "own_functions_called"]
+__all__ = [
+    "HAND_IN_MIME",
+    "collected",
+    "decode",
+    "decode_typed",
+    "encode",
+    "encode_typed",
+    "exercise_of_test",
+    "graded_cases",
+    "hand_in",
+    "handed_value",
+    "judge",
+    "judge_outputs",
+    "own_functions_called",
+]
 
 #: The MIME type of a hand-in output, whose data is a JSON object ``{"exercise": "9.2", "payload": {...}}``.
 HAND_IN_MIME = "application/vnd.attnlib.hand-in+json"
-
-#: Tolerances of an implement exercise's comparison with attnlib's reference.
-ATOL = RTOL = 1e-6
 
 
 def _entry(number: str) -> Exercise:
@@ -96,38 +110,68 @@ def exercise_of_test(grade_id: str) -> Exercise | None:
 
 # --- values as JSON, exactly (NaN and infinities included) ---------------------------------------
 
+#: The dtypes a handed-in array keeps (anything else is written as text): so the grader sees an int64 mask
+#: or a float32 result as what it is, and judges it as the self-check does.
+_DTYPES = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"]
+    + ["complex64", "complex128"]
+)
+
 
 def encode(value: Any) -> dict[str, Any]:
-    """A typed value or a function's result as JSON: an array of float hex strings, or why it is none.
+    """A function's result as JSON: its shape, dtype and entries as float hex strings (None, a masked array kept as such).
 
     Raises
     ------
     ValueError
-        Never: ``value`` comes from a student's kernel; a value that is not real numbers is encoded as text.
+        Never: ``value`` comes from a student's kernel; a value that is not numbers is encoded as text.
 
     Examples
     --------
     >>> encode([0.5, float("inf")])
-    {'shape': [2], 'bool': False, 'hex': ['0x1.0000000000000p-1', 'inf']}
-    >>> encode("0.5")
-    {'text': "'0.5'"}
+    {'shape': [2], 'bool': False, 'hex': ['0x1.0000000000000p-1', 'inf'], 'dtype': 'float64'}
+    >>> encode("0.5"), encode(None)
+    ({'text': "'0.5'", 'string': '0.5'}, {'none': True})
     """
-    if isinstance(value, (str, bytes)):
-        return {"text": repr(value)[:80]}
+    if value is None:
+        return {"none": True}
+    if isinstance(value, (str, bytes)):  # the text itself too: the comparator judges it as the self-check does
+        return {"text": repr(value)[:80], "string": value[:200] if isinstance(value, str) else repr(value)[:200]}
     try:
         arr = np.asarray(value)
     except Exception:  # noqa: BLE001 - a student's object may raise anything
         return {"text": "(an object that is not an array)"}
+    extra: dict[str, Any] = {"masked": True} if isinstance(value, np.ma.MaskedArray) else {}
     if arr.dtype.kind == "b":
-        return {"shape": list(arr.shape), "bool": True, "hex": [float(x).hex() for x in arr.ravel()]}
+        return {"shape": list(arr.shape), "bool": True, "hex": [float(x).hex() for x in arr.ravel()], "dtype": "bool", **extra}
+    if arr.dtype.kind == "c" and arr.dtype.name in _DTYPES:
+        return {
+            "shape": list(arr.shape),
+            "bool": False,
+            "hex": [float(x).hex() for x in arr.real.ravel()],
+            "imag": [float(x).hex() for x in arr.imag.ravel()],
+            "dtype": arr.dtype.name,
+            **extra,
+        }
     if arr.dtype.kind not in "iuf":
-        kind = "complex numbers" if arr.dtype.kind == "c" else f"an array of {arr.dtype}"
-        return {"text": f"({kind}, not real numbers)"}
-    return {"shape": list(arr.shape), "bool": False, "hex": [float(x).hex() for x in arr.astype(float).ravel()]}
+        return {"text": f"(an array of {arr.dtype}, not real numbers)", "shape": list(arr.shape), "dtype": str(arr.dtype)[:40]}
+    dtype = arr.dtype.name if arr.dtype.name in _DTYPES else "float64"
+    with np.errstate(all="ignore"):
+        hexes = [float(x).hex() for x in arr.astype(float).ravel()]
+    return {"shape": list(arr.shape), "bool": False, "hex": hexes, "dtype": dtype, **extra}
+
+
+def _hex_array(hexes: Any, shape: list[int]) -> np.ndarray | None:
+    if not isinstance(hexes, list) or not all(isinstance(h, str) for h in hexes) or math.prod(shape) != len(hexes):
+        return None
+    try:
+        return np.array([float.fromhex(h) for h in hexes], dtype=float).reshape(shape)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def decode(obj: Any) -> np.ndarray | str:
-    """The array :func:`encode` wrote, or a sentence saying why there is none.
+    """The array :func:`encode` wrote (its dtype, and a masked array, restored), or a sentence saying why there is none.
 
     ``obj`` comes from a student's kernel, so anything else (hex lists with
     bad entries or another length than the shape, shapes that are not lists of
@@ -142,6 +186,8 @@ def decode(obj: Any) -> np.ndarray | str:
     --------
     >>> decode({"shape": [2], "bool": False, "hex": ["0x1p-1", "-inf"]})
     array([ 0.5, -inf])
+    >>> decode({"shape": [2], "hex": ["0x1p+0", "0x0p+0"], "dtype": "int64"})
+    array([1, 0])
     >>> decode({"shape": [10**400], "hex": ["0x1p-1"]}), decode(5)
     ('nothing readable was handed in', 'nothing readable was handed in')
     """
@@ -150,16 +196,149 @@ def decode(obj: Any) -> np.ndarray | str:
         return unreadable
     if "text" in obj:
         return f"it is {str(obj['text'])[:80]}, not a number"
-    hexes, shape = obj.get("hex"), obj.get("shape")
-    if not isinstance(hexes, list) or not isinstance(shape, list) or not all(isinstance(h, str) for h in hexes):
+    shape = obj.get("shape")
+    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         return unreadable
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape) or math.prod(shape) != len(hexes):
+    arr = _hex_array(obj.get("hex"), shape)
+    if arr is None:
         return unreadable
-    try:
-        arr = np.array([float.fromhex(h) for h in hexes], dtype=float).reshape(shape)
-    except (TypeError, ValueError, OverflowError):
-        return unreadable
-    return arr.astype(bool) if obj.get("bool") is True else arr
+    dtype = obj.get("dtype")
+    if obj.get("bool") is True:
+        arr = arr.astype(bool)
+    elif isinstance(dtype, str) and dtype in _DTYPES and dtype != "float64":
+        if dtype.startswith("complex"):
+            imag = _hex_array(obj.get("imag"), shape)
+            if imag is None:
+                return unreadable
+            arr = (arr + 1j * imag).astype(dtype)
+        else:
+            with np.errstate(all="ignore"):
+                arr = arr.astype(dtype)
+    return np.ma.masked_array(arr) if obj.get("masked") is True else arr
+
+
+def handed_value(obj: Any) -> tuple[Any, str | None]:
+    """``(value, None)``: the result a student's function returned, as :func:`encode` wrote it; ``(None, why)`` if unreadable.
+
+    A function that returned None gives ``(None, None)``: the comparator then says so.
+
+    Raises
+    ------
+    ValueError
+        Never: ``obj`` comes from a student's kernel.
+
+    Examples
+    --------
+    >>> handed_value({"none": True}), handed_value(5)
+    ((None, None), (None, 'nothing readable was handed in'))
+    """
+    if isinstance(obj, dict) and obj.get("none") is True:
+        return None, None
+    if isinstance(obj, dict) and isinstance(obj.get("string"), str):
+        return obj["string"][:200], None
+    if isinstance(obj, dict) and "text" in obj and isinstance(obj.get("dtype"), str):
+        shape = obj.get("shape")  # an array of something else than numbers: its shape and dtype are what is judged
+        if isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+            if math.prod(shape) <= 10**6:
+                try:
+                    return np.zeros(shape, dtype=np.dtype(obj["dtype"])), None
+                except Exception:  # noqa: BLE001 - a dtype a student's kernel wrote
+                    pass
+    value = decode(obj)
+    return (None, value) if isinstance(value, str) else (value, None)
+
+
+def encode_typed(value: Any) -> Any:
+    """A typed by-hand answer as JSON, keeping what the self-check looks at: booleans, integers, text, lists, other types.
+
+    Raises
+    ------
+    ValueError
+        Never: ``value`` comes from a student's kernel; what cannot be written is kept as the name of its type.
+
+    Examples
+    --------
+    >>> encode_typed([0.5875, False, "3/8"])
+    {'list': [{'real': '0x1.2cccccccccccdp-1'}, {'bool': False}, {'text': '3/8'}]}
+    >>> decode_typed(encode_typed([0.5875, False, 2]))
+    [0.5875, False, 2]
+    """
+    return _typed_record(value, 0)
+
+
+def _typed_record(value: Any, depth: int) -> Any:
+    if isinstance(value, (bool, np.bool_)):
+        return {"bool": bool(value)}
+    if isinstance(value, (int, np.integer)):
+        try:
+            return {"int": str(int(value))}
+        except ValueError:  # more digits than Python writes
+            return {"unreadable": "int"}
+    if isinstance(value, numbers.Real):
+        try:
+            return {"real": float(value).hex()}
+        except (TypeError, ValueError, OverflowError):
+            return {"unreadable": type(value).__name__[:40]}
+    if isinstance(value, str):
+        return {"text": value[:80]}
+    if isinstance(value, (list, tuple, np.ndarray)) and depth < 4:
+        items = value.tolist() if isinstance(value, np.ndarray) and value.dtype != object else list(value)
+        if not isinstance(items, list) or len(items) > 10_000:
+            return {"other": type(value).__name__[:40]}
+        return {"list": [_typed_record(item, depth + 1) for item in items]}
+    return {"other": type(value).__name__[:40]}
+
+
+class _Unreadable(numbers.Real):
+    """A typed number that the student's kernel could not write as a float (the self-check: "could not be read")."""
+
+    def __float__(self) -> float:
+        raise ValueError("unreadable")
+
+    __abs__ = __add__ = __ceil__ = __floor__ = __floordiv__ = __le__ = __lt__ = __mod__ = __mul__ = __neg__ = __pos__ = __float__
+    __pow__ = __radd__ = __rfloordiv__ = __rmod__ = __rmul__ = __round__ = __rpow__ = __rtruediv__ = __truediv__ = __float__
+    __trunc__ = __eq__ = __hash__ = __float__
+
+
+def decode_typed(obj: Any) -> Any:
+    """The typed answer :func:`encode_typed` wrote (another type stands in as an object of that type's name).
+
+    Raises
+    ------
+    ValueError
+        Never: ``obj`` comes from a student's kernel; what is not readable stands in as an object.
+
+    Examples
+    --------
+    >>> decode_typed({"list": [{"int": "2"}, {"text": "x"}]})
+    [2, 'x']
+    >>> type(decode_typed({"other": "complex"})).__name__
+    'complex'
+    """
+    return _typed_value(obj, 0)
+
+
+def _typed_value(obj: Any, depth: int) -> Any:
+    if isinstance(obj, dict) and len(obj) == 1:
+        (kind, data), = obj.items()
+        if kind == "bool" and isinstance(data, bool):
+            return data
+        if kind == "int" and isinstance(data, str) and data.lstrip("-").isdigit() and len(data) <= 4300:
+            return int(data)
+        if kind == "real" and isinstance(data, str):
+            try:
+                return float.fromhex(data)
+            except (ValueError, OverflowError):
+                return _Unreadable()
+        if kind == "text" and isinstance(data, str):
+            return data[:80]
+        if kind == "list" and isinstance(data, list) and depth < 5:
+            return [_typed_value(item, depth + 1) for item in data]
+        if kind == "unreadable":
+            return _Unreadable()
+        if kind == "other" and isinstance(data, str):
+            return type(data[:40] or "object", (), {})()
+    return type("object", (), {})()
 
 
 # --- in the student's kernel ------------------------------------------------------------------
@@ -222,23 +401,53 @@ def _own_message(entry: Exercise, names: list[str]) -> str:
     return f"{entry.function or 'your answer'} is attnlib's own {' / '.join(names)} (or calls it): the exercise is to write it yourself."
 
 
-def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any]:
-    from ..checks.runner import call_student
+def graded_cases(exercise: str, seed: int | None) -> list[tuple[Case, Notation | None]]:
+    """Every case the grader judges an implement exercise on: its self-check's (the seed's own case included), then its calls.
 
-    v = entry.draw(seed)
+    The self-check's cases come with their typical mistakes and hints, so the grader's feedback says what
+    the self-check says; the registry's calls (``Exercise.calls``) follow, judged by the same comparator.
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded implement exercise's number or ``seed`` is neither None nor an
+        integer by the seed rule; the message names it.
+
+    Examples
+    --------
+    >>> [case.label for case, _ in graded_cases("9.2", None)]
+    ['n = 3', 'n = 1 (a single token)', 'n = 6', "the grader's call 1 of 5", "the grader's call 2 of 5", \
+"the grader's call 3 of 5", "the grader's call 4 of 5", "the grader's call 5 of 5"]
+    """
+    entry = _entry(exercise)
     if entry.kind != "implement":
-        names = list(entry.answer(v)) if entry.answer else []
-        return {"answers": {n: encode(namespace[n]) if n in namespace else {"text": "(not defined)"} for n in names}}
+        raise ValueError(f"exercise must be an implement exercise, got {exercise!r} ({entry.kind})")
+    v = entry.draw(seed)
+    found = list(cases_of(entry.check, seed)) if entry.check is not None else []
+    calls = entry.calls(v)
+    for k, args in enumerate(calls, start=1):
+        with np.errstate(all="ignore"):
+            want = np.asarray(entry.reference(*args))
+        exact = (want == 0) if entry.exact_zero and want.dtype.kind != "b" else None
+        kind = "b" if want.dtype.kind == "b" else None
+        found.append((Case(f"the grader's call {k} of {len(calls)}", tuple(args), want, kind=kind, exact_zero=exact, shown=False), None))
+    return found
+
+
+def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any]:
+    if entry.kind != "implement":
+        names = list(entry.answer(entry.draw(seed))) if entry.answer else []
+        return {"answers": {n: encode_typed(namespace[n]) for n in names if n in namespace}}
     fn = namespace.get(entry.function)
     if not callable(fn):
         return {"error": f"{entry.function} is not defined as a function"}
     outputs = []
-    for args in entry.calls(v):
+    for case, notation in graded_cases(entry.number, seed):
         with own_functions_called(entry.own) as hit:
-            call = call_student(fn, args)
+            message, call = judge_call(fn, case, notation)
         if hit:
             return {"own": hit}
-        outputs.append({"error": call.error} if call.error else encode(call.value))
+        outputs.append({"error": message} if call.error is not None else encode(call.value))
     return {"outputs": outputs}
 
 
@@ -288,10 +497,10 @@ def hand_in(exercise: str, seed: int | None, namespace: Any, sink: list[dict[str
 
     Examples
     --------
-    >>> hand_in("6.1", None, {"o3_by_hand": 10**400}, sink=[])
+    >>> hand_in("6.1", None, {"o3_by_hand": [10**400, False]}, sink=[])
     Traceback (most recent call last):
     ...
-    AssertionError: o3_by_hand: it is (an array of object, not real numbers), not a number
+    AssertionError: o3_by_hand[0]: not yet; it could not be read as a number.; o3_by_hand[1]: not yet; it is bool, not a number.
     >>> hand_in("6.1", None, [("o3_by_hand", [0.5, 0.5])], sink=[])
     Traceback (most recent call last):
     ...
@@ -328,25 +537,6 @@ def _display(record: dict[str, Any], exercise: str) -> None:
 # --- in the grader's process -------------------------------------------------------------------
 
 
-def _same(got: np.ndarray | str, want: Any, exact_zero: bool) -> str | None:
-    if isinstance(got, str):
-        return got
-    want = np.asarray(want)
-    if got.shape != want.shape:
-        return f"the result has shape {got.shape}, not {want.shape}"
-    if want.dtype.kind == "b":
-        return None if np.array_equal(got.astype(float), want.astype(float)) else "the values are not right"
-    want = want.astype(float)
-    if not np.all(np.isfinite(got) == np.isfinite(want)):
-        return "the result has NaN or inf where it should not"
-    finite = np.isfinite(want)
-    if not np.allclose(got[finite], want[finite], atol=ATOL, rtol=RTOL) or not np.array_equal(got[~finite], want[~finite]):
-        return "the values are not right"
-    if exact_zero and np.any(got[want == 0] != 0):
-        return "an entry that must be exactly 0 is not"
-    return None
-
-
 def _text(value: Any, fallback: str) -> str:
     """A message a student's kernel handed in, shortened; ``fallback`` when it is not a non-empty string."""
     return value[:500] if isinstance(value, str) and value else fallback
@@ -355,11 +545,13 @@ def _text(value: Any, fallback: str) -> str:
 def judge(exercise: str, seed: int | None, payload: Any) -> list[str]:
     """The failures of one hand-in, judged with this process's own attnlib (empty: full marks).
 
-    Messages name the part that is wrong, never the expected value. ``payload``
-    comes from the student's kernel: whatever it holds, the result is a list
-    of messages (a payload that is not what :func:`hand_in` writes gets at
-    least one, so 0 marks), never an exception. ``exercise`` and ``seed`` come
-    from the grader and are checked (a ValueError naming them).
+    The comparison is the self-checks' own: a by-hand answer is judged entry by entry as
+    ``check_by_hand`` judges it, an implement exercise's results by
+    :func:`attnlib.exercises.cases.judge_value` on :func:`graded_cases` (the self-check's cases, then
+    the registry's calls). So the feedback gives the self-check's reasons. Messages never show the
+    expected value. ``payload`` comes from the student's kernel: whatever it holds, the result is a list
+    of messages (a payload that is not what :func:`hand_in` writes gets at least one, so 0 marks), never
+    an exception. ``exercise`` and ``seed`` come from the grader and are checked (a ValueError naming them).
 
     Raises
     ------
@@ -389,35 +581,32 @@ def judge(exercise: str, seed: int | None, payload: Any) -> list[str]:
         answered = payload.get("answers")
         if not isinstance(answered, dict):
             return [unreadable]
-        expected = entry.answer(v) if entry.answer else {}
-        missing = [f"{name} was not handed in" for name in expected if name not in answered]
+        typed = {name: decode_typed(value) for name, value in answered.items() if isinstance(name, str)}
+        if entry.kind == "by-hand":
+            result = check_by_hand(exercise, typed, seed, verbose=False)
+            return [] if result.passed else list(result.messages)
+        missing = [f"{name} is not defined yet" for name in (entry.answer(v) if entry.answer else {}) if name not in typed]
         if missing:
             return missing
-        handed = {name: decode(answered[name]) for name in expected}
-        unreadable_names = [f"{name}: {value}" for name, value in handed.items() if isinstance(value, str)]
-        if unreadable_names:
-            return unreadable_names
-        if entry.judge is not None:
-            return entry.judge(v, handed)
-        from .registry import agrees
-
-        return [f"{name} is not right" for name, want in expected.items() if not agrees(handed[name], want)]
-    if entry.judge is not None:
-        return entry.judge(v, payload)
-    calls = entry.calls(v)
+        return entry.judge(v, typed) if entry.judge is not None else []
+    graded = graded_cases(exercise, seed)
     outputs = payload.get("outputs")
-    if not isinstance(outputs, list) or len(outputs) != len(calls):
-        return ["the grader's calls of your function were not all handed in"]
+    if not isinstance(outputs, list) or len(outputs) != len(graded):
+        return [f"the hand-in holds {len(outputs) if isinstance(outputs, list) else 'no'} results, not one per case ({len(graded)})"]
     failures = []
-    for k, (args, out) in enumerate(zip(calls, outputs, strict=True), start=1):
+    for (case, _notation), out in zip(graded, outputs, strict=True):
         if isinstance(out, dict) and "error" in out:
-            failures.append(f"call {k} of {len(calls)}: {_text(out['error'], 'your function raised an error')}")
+            failures.append(_text(out["error"], f"{case.label}: your function raised an error"))
+            continue
+        value, why = handed_value(out)
+        if why is not None:
+            failures.append(f"{case.label}: {why}")
             continue
         with np.errstate(all="ignore"):
-            why = _same(decode(out), entry.reference(*args), entry.exact_zero)
-        if why:
-            failures.append(f"call {k} of {len(calls)}: {why}")
-    return failures
+            message = judge_value(value, case)
+        if message:
+            failures.append(message)
+    return merge_messages(failures, [case.label for case, _ in graded])
 
 
 def judge_outputs(exercise: str, seed: int | None, outputs: list[Any]) -> list[str]:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_instance, as_seed, as_text, holds_bool, quiet
+from .results import DECIMALS, TOLERANCE
 
 __all__ = [
     "DECIMALS",
@@ -60,9 +61,7 @@ __all__ = [
     "variant",
 ]
 
-#: Decimals a by-hand answer is typed with, and the tolerance that allows for it.
-DECIMALS = 4
-TOLERANCE = 5e-4
+#: Decimals a by-hand answer is typed with, and the tolerance that allows for it (defined in ``results``).
 
 #: The kinds of exercise, each graded its own way. A "by-hand" exercise is typed numbers, graded against
 #: ``answer``; an "implement" exercise is a function, graded on ``calls`` against ``reference``; a "measured"
@@ -138,6 +137,7 @@ class Exercise:
         Implement: the visible self-check (``checks.check_causal_mask``), if any.
     exact_zero:
         Implement: where the reference is exactly 0 (a masked key), the result must be exactly 0 too.
+        By-hand: an entry whose answer is 0 must be typed as exactly 0 (``check_by_hand`` and the grader).
     """
 
     number: str

@@ -215,7 +215,7 @@ ATTACKS = [
         "ch15-ex2-test",
         "own",
     ),
-    ("ch15", "ch15-ex1-answer", "layer_bytes = 1\nlayer_gib = 1", "ch15-ex1-test", "0 of 2 entries right"),
+    ("ch15", "ch15-ex1-answer", "layer_bytes = 1\nlayer_gib = 1", "ch15-ex1-test", "layer_bytes = 1: not yet."),
 ]
 
 
@@ -252,7 +252,12 @@ def test_hand_ins_keep_every_number_exactly():
         assert np.array_equal(back, np.asarray(value)) and back.shape == np.shape(value)
     assert np.isnan(grading.decode(grading.encode([np.nan]))[0])
     assert grading.decode(grading.encode("0.5")) == "it is '0.5', not a number"
-    assert grading.decode(grading.encode(1j)) == "it is (complex numbers, not real numbers), not a number"
+    # what the comparator looks at is kept: the dtype (an int64 mask, a float32 softmax), complex parts, a masked array, None
+    assert grading.decode(grading.encode(np.tril(np.ones((2, 2), int)))).dtype == np.int64
+    assert grading.decode(grading.encode(np.float32([0.25]))).dtype == np.float32
+    assert grading.decode(grading.encode(1j)) == 1j
+    assert isinstance(grading.decode(grading.encode(np.ma.masked_array([0.5, 0.5]))), np.ma.MaskedArray)
+    assert grading.handed_value(grading.encode(None)) == (None, None)
 
 
 def test_route_keys_separate_assignments_and_routes():
@@ -308,3 +313,17 @@ def test_judge_gives_messages_for_any_payload(number, payload, path):
         assert _messages(grading.judge(number, None, spoilt)), f"exercise {number}: {spoilt!r:.200}"
         outputs = [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: {"exercise": number, "payload": spoilt}}}]
         assert _messages(grading.judge_outputs(number, None, outputs))
+
+
+def test_hidden_tests_are_generated_from_the_registry_and_a_written_one_says_why(tmp_path, monkeypatch):
+    """Issue 49: 33 of 34 hidden blocks were one mechanical hand_in line kept by hand in 17 files; now generated."""
+    graded = [e for e in variants.EXERCISES.values() if e.graded_outside]
+    blocks = {gid: code for name in NAMES for gid, code in make_assignments.hidden_tests(name).items()}
+    assert set(blocks) == {e.test_id for e in graded}
+    assert not sorted(make_assignments.HIDDEN_TESTS.glob("ch*.py")), "a hand-written block where the generated one does"
+    monkeypatch.setattr(make_assignments, "HIDDEN_TESTS", tmp_path)
+    (tmp_path / "ch09.py").write_text('# %% ch09-ex2-test\nhand_in("9.2", seed, globals())\n')
+    with pytest.raises(ValueError, match=r"ch09-ex2-test.*do not say why"):
+        make_assignments.hidden_tests("ch09")
+    (tmp_path / "ch09.py").write_text('# %% ch09-ex2-test\n# Hand-written because a test needs it\nhand_in("9.2", seed, globals())\n')
+    assert make_assignments.hidden_tests("ch09")["ch09-ex2-test"].startswith("# Hand-written because")

@@ -211,7 +211,12 @@ def course(tmp_path_factory):
     attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"])
     attack06.cells = [c for c in attack06.cells if nbg(c).get("grade_id") not in ("ch06-seed", "ch06-ex1-test")]
     submit("ch06", "s003", attack06, mtime=LATE)
-    changes09 = {"ch09-ex2-answer": "my_causal_mask = attnlib.causal_mask", "ch09-ex4-written": WRITTEN_9_4}
+    changes09 = {
+        "ch09-ex1-answer": "masked_row = [0.5, False, 0.5]",  # a boolean typed for a number (issue 49)
+        "ch09-ex2-answer": "my_causal_mask = attnlib.causal_mask",
+        "ch09-ex3-answer": MASKED_ARRAY_9_3,  # right numbers in an np.ma array (issue 49)
+        "ch09-ex4-written": WRITTEN_9_4,
+    }
     submit("ch09", "s003", answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09))
     changes14 = {"ch14-ex1-answer": ATTACK_14_1, "ch14-ex2-answer": "softmax_backward = backward.softmax_backward"}
     submit("ch14", "s003", answered(out["personal"]["ch14", "s003"], sources["ch14"], seeds["s003", "ch14"], changes14))
@@ -252,6 +257,14 @@ def course(tmp_path_factory):
     out["seconds"] = time.perf_counter() - start
     print(f"\nper-student nbgrader: the page's commands, {len(CHAPTERS)} assignments x {len(ROSTER)} students, in {out['seconds']:.1f} s")
     return out
+
+
+#: Exercise 9.3 answered with the right weights in a numpy.ma masked array: the self-check refuses it.
+MASKED_ARRAY_9_3 = """def masked_weights(scores, allowed):
+    s = np.where(allowed, scores, -np.inf)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.ma.masked_array(e / e.sum(axis=-1, keepdims=True), mask=~allowed)
+"""
 
 
 def seed_cell(nb):
@@ -366,6 +379,23 @@ def test_attnlibs_own_function_scores_zero_and_says_why(course, a, gid, name):
     score, max_score = course["scores"]["round1", a, "s003"][gid]
     assert max_score > 0 and score == 0
     assert f"is attnlib's own {name} (or calls it)" in _test_cell_text(course["autograded"]["round1", a, "s003"], gid)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("gid", "reason"),
+    [
+        ("ch09-ex1-test", "masked_row[1]: not yet; it is bool, not a number."),
+        ("ch09-ex3-test", "the result is a numpy.ma masked array; return a plain array"),
+    ],
+)
+def test_the_grader_refuses_what_the_self_check_refuses_for_the_same_reason(course, gid, reason):
+    """Issue 49: before, the hand-in accepted these and the judge gave 0 with a reason that was not true."""
+    score, max_score = course["scores"]["round1", "ch09", "s003"][gid]
+    assert max_score > 0 and score == 0
+    text = _test_cell_text(course["autograded"]["round1", "ch09", "s003"], gid)
+    said, _, graded = text.partition("graded outside the notebook: ")
+    assert reason in said and reason in graded, text  # the self-check's report, then the grader's verdict
 
 
 @pytest.mark.slow

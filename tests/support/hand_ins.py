@@ -14,7 +14,7 @@ def right_namespace(number: str, seed: int | None) -> dict[str, Any]:
     """What a right answer cell of exercise ``number`` defines for ``seed``.
 
     By-hand and measured: attnlib's model answers. Implement: a function that hands back attnlib's
-    reference result for each of the grader's calls, computed here, outside the calls the grader
+    expected result for each case the grader judges (``grading.graded_cases``), computed here, outside the calls the grader
     watches (a function that called attnlib's own while it runs would be rejected); called with
     other inputs (another seed's), it returns None, a wrong answer.
     """
@@ -22,7 +22,7 @@ def right_namespace(number: str, seed: int | None) -> dict[str, Any]:
     v = entry.draw(seed)
     if entry.kind != "implement":
         return dict(variants.answers(v))
-    table = [(args, entry.reference(*args)) for args in entry.calls(v)]
+    table = [(case.args, case.expected) for case, _ in grading.graded_cases(number, seed)]  # the self-check's cases and the calls
 
     def student_function(*args):
         for known, result in table:

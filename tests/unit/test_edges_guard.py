@@ -115,9 +115,21 @@ EXPLORER_PLUMBING = {
     "explorers.kinds.training": ("tests/explorers/test_explorer_golden.py", "check_step training_data training_view"),
 }
 
+#: The homework engine's building blocks, by module: the chapters' checks build their cases with them (the student's
+#: function and result reach them only through ``call_student`` and ``judge_value``, which never raise on those); the
+#: suite named with them tries each with odd values.
+HOMEWORK_ENGINE = {
+    "exercises.cases": (
+        "tests/exercises/test_engine.py",
+        "cases_of check_rng column_softmax judge_call judge_value merge_messages own_case run_cases same_values",
+    ),
+    "exercises.sandbox": ("tests/exercises/test_engine.py", "exception_text safe_text where_student_code_failed"),
+}
+
 #: Modules of the package that define no public callable of their own.
 WITHOUT_CALLABLES = {
     "attnlib": "re-exports the most used functions of attnlib.core",
+    "attnlib.checks.runner": "the old name of the homework engine's sandbox and results (re-exports them)",
     "attnlib.exercises": "the homework registry's tables (CHAPTERS, CHECKS, DRAWS, EXERCISES), built from its chapter modules",
     "attnlib.explorers": "re-exports the explorers' classes and constructors from their kind modules",
     "attnlib.explorers.kinds": "the package of the kind modules",
@@ -155,6 +167,9 @@ def _entries() -> dict[str, str]:
     for module, (where, names) in EXPLORER_PLUMBING.items():
         for name in names.split():
             found[f"{module}.{name}"] = f"explorer plumbing ({where})"
+    for module, (where, names) in HOMEWORK_ENGINE.items():
+        for name in names.split():
+            found[f"{module}.{name}"] = f"the homework engine ({where})"
     return found
 
 

@@ -342,7 +342,7 @@ ODD_ENCODED = [
     {"hex": ["0x1p0"], "shape": [True]},
     {"hex": [["0x1p0"]], "shape": [1]},
     grading.encode(10**400),
-    grading.encode(np.array([1j, 0.5])),
+    {"hex": ["0x1p0"], "shape": [1], "dtype": "complex128"},  # a complex result without its imaginary parts
     grading.encode("0.5"),
 ]
 #: Payloads that are not what hand_in writes (each exercise's own variations are added by _payload_odd).
@@ -485,6 +485,10 @@ ODD.update(
         "answered_variant": lambda good: (ODD["variant"](good)[0] + [variants.variant(PREDICT, 5)], [variants.variant("9.1", 5)]),
         "typed": lambda good: ([], ODD_TYPED),
         "encoded": lambda good: ([], ODD_ENCODED),
+        "encoded_result": lambda good: ([], ODD_ENCODED),
+        "prediction": lambda good: ([], [*ODD_TYPED, 13_000_000, [12_528_000]]),
+        "typed_value": lambda good: ([], [*ODD_TYPED, [[[[[[0.5]]]]]], np.array([0.5, 1j], dtype=object), 10**400]),
+        "typed_record": lambda good: ([], [*ODD_ENCODED, {"list": 5}, {"int": "1" * 5000}, {"real": "zz"}, {"other": 5}]),
         "value": lambda good: ([], [*ODD_TYPED, np.datetime64("2020-01-01"), np.ones((2, 2), dtype=np.float16), 1e308, -0.0]),
         "payload": _payload_odd,
         "outputs": _outputs_odd,
@@ -525,7 +529,17 @@ def _is_messages(result):
 ACCEPT = {
     "typed": ("False", lambda r: r is False),
     "encoded": ("a sentence", lambda r: isinstance(r, str) and r),
-    "value": ("an encode dict", lambda r: isinstance(r, dict) and ("text" in r or set(r) == {"shape", "bool", "hex"})),
+    "value": (
+        "an encode dict",
+        lambda r: isinstance(r, dict) and ("text" in r or r == {"none": True} or {"shape", "bool", "hex", "dtype"} <= set(r)),
+    ),
+    "prediction": ("a FAIL result", lambda r: isinstance(r, checks.CheckResult) and not r.passed),
+    "typed_value": ("a JSON record", lambda r: isinstance(r, dict) and len(r) == 1),
+    "typed_record": ("a stand-in value, never the record", lambda r: not isinstance(r, dict)),
+    "encoded_result": (
+        "(None, a sentence), or (the text or odd array the kernel returned, None)",
+        lambda r: (r[0] is None and isinstance(r[1], str) and r[1]) or (r[1] is None and not isinstance(r[0], dict)),
+    ),
     "payload": ("a non-empty list of messages", _is_messages),
     "outputs": ("a non-empty list of messages", _is_messages),
     "grade_id": ("None", lambda r: r is None),
@@ -610,6 +624,19 @@ HOMEWORK_SPECS = {
     "grading.exercise_of_test": (grading.exercise_of_test, {"grade_id": "ch09-ex2-test"}, {"grade_id": "grade_id"}),
     "grading.encode": (grading.encode, {"value": [0.5, -0.25]}, {"value": "value"}),
     "grading.decode": (grading.decode, {"obj": grading.encode([0.5, -0.25])}, {"obj": "encoded"}),
+    "exercises.ch15.check_memory_prediction": (
+        checks.check_memory_prediction,
+        {"predicted_bytes": variants.answers(variants.variant("15.3", 3))["predicted_bytes"], "seed": 3, "verbose": False},
+        {"predicted_bytes": "prediction", "seed": "optional_seed", "verbose": "flag"},
+    ),
+    "grading.handed_value": (grading.handed_value, {"obj": grading.encode([0.5, -0.25])}, {"obj": "encoded_result"}),
+    "grading.encode_typed": (grading.encode_typed, {"value": [0.5, -0.25]}, {"value": "typed_value"}),
+    "grading.decode_typed": (grading.decode_typed, {"obj": grading.encode_typed([0.5, -0.25])}, {"obj": "typed_record"}),
+    "grading.graded_cases": (
+        grading.graded_cases,
+        {"exercise": "9.2", "seed": 3},
+        {"exercise": "implement_exercise", "seed": "optional_seed"},
+    ),
     "grading.own_functions_called": (_own_called, {"own": (attnlib.softmax,)}, {"own": "own"}),
     "grading.collected": (_collected, {}, {}),
     **{
@@ -689,19 +716,19 @@ ODD.update(
 )
 
 HOMEWORK_CHECKS_SPECS = {
-    "checks.by_hand.check_by_hand": (
+    "exercises.by_hand.check_by_hand": (
         checks.check_by_hand,
         {"exercise": "4.1", "answers": BY_HAND_41, "seed": 3, "verbose": False},
         {"exercise": "by_hand_exercise", "answers": "typed_answers", "seed": "optional_seed", "verbose": "flag"},
     ),
-    "checks.runner.call_student": (
+    "exercises.sandbox.call_student": (
         checks.call_student,
         {"fn": lambda x: x + 1, "args": (np.zeros(2),), "time_limit": None},
         {"fn": "student_function", "args": "call_args", "time_limit": "time_limit"},
     ),
-    "checks.runner.CheckResult.require": (lambda: _required(CHECK_PASSED), {}, {}),
-    "checks.runner.CheckResult.report": (lambda: CHECK_FAILED.report(), {}, {}),
-    "checks.runner.ByHandResult.report": (lambda: BY_HAND_FAILED.report(), {}, {}),
+    "exercises.results.CheckResult.require": (lambda: _required(CHECK_PASSED), {}, {}),
+    "exercises.results.CheckResult.report": (lambda: CHECK_FAILED.report(), {}, {}),
+    "exercises.results.ByHandResult.report": (lambda: BY_HAND_FAILED.report(), {}, {}),
 }
 
 # ---- issue 47: attnlib.experiments, and the explorers' classes and their methods ----

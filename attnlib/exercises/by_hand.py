@@ -8,14 +8,11 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_flag
-from ..exercises import registry
-from .runner import ByHandResult, _safe_text
+from . import registry
+from .results import CLOSE, ByHandResult
+from .sandbox import safe_text
 
 __all__ = ["check_by_hand"]
-
-
-#: Differences up to which a typed number counts as "close" (rounded too early or too coarsely), not as wrong.
-_CLOSE = 0.0051
 
 
 def _by_hand_expected(exercise: str, seed: int | None) -> dict[str, Any]:
@@ -29,7 +26,7 @@ def _typed_entries(name: str, typed: Any, want: np.ndarray) -> list[tuple[str, A
     """The typed value as ``(label, entry)`` pairs in the expected shape, or a message saying why it is not."""
     if isinstance(typed, str):
         return (
-            f"{name} is the text {_safe_text(typed, 40)!r}, not a number: "
+            f"{name} is the text {safe_text(typed, 40)!r}, not a number: "
             "type the number itself, without quotes (a fraction such as 5/8 is fine)."
         )
     try:
@@ -48,23 +45,28 @@ def _typed_entries(name: str, typed: Any, want: np.ndarray) -> list[tuple[str, A
     return out
 
 
-def _entry_verdict(label: str, value: Any, want: float) -> tuple[bool, str]:
-    """(right?, the line for it): right, or not yet with the reason; never the expected value."""
+def _entry_verdict(label: str, value: Any, want: float, exact_zero: bool = False) -> tuple[bool, str]:
+    """(right?, the line for it): right, or not yet with the reason; never the expected value.
+
+    With ``exact_zero`` (exercise 9.1: a masked key), an entry whose answer is 0 must be typed as exactly 0.
+    """
     if isinstance(value, str):
-        return False, f"{label}: not yet; it is the text {_safe_text(value, 40)!r}. Type the number itself, without quotes."
+        return False, f"{label}: not yet; it is the text {safe_text(value, 40)!r}. Type the number itself, without quotes."
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         return False, f"{label}: not yet; it is {type(value).__name__}, not a number."
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         return False, f"{label}: not yet; it could not be read as a number."
-    shown = str(int(value)) if isinstance(value, (int, np.integer)) else _safe_text(float(value), 40)
+    shown = str(int(value)) if isinstance(value, (int, np.integer)) else safe_text(float(value), 40)
     if not np.isfinite(number):
         return False, f"{label} = {shown}: not yet; type a finite number."
     error = abs(number - want)
-    if error <= registry.TOLERANCE:
+    if registry.agrees(number, want):
+        if exact_zero and want == 0 and number != 0:
+            return False, f"{label} = {shown}: not yet; this weight is exactly 0 (its key is masked), so type 0."
         return True, f"{label} = {shown}: right."
-    if error <= _CLOSE and error <= max(abs(want), 1.0):
+    if error <= CLOSE and error <= max(abs(want), 1.0):
         return False, f"{label} = {shown}: not yet, but close. Give it exactly, or to four decimals, and round only at the end."
     if want != 0 and abs(number + want) <= registry.TOLERANCE:
         return False, f"{label} = {shown}: not yet; check the sign."
@@ -118,7 +120,7 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
             entries.append(typed)
             continue
         for (label, value), w in zip(typed, want.ravel()):
-            ok, line = _entry_verdict(label, value, float(w))
+            ok, line = _entry_verdict(label, value, float(w), registry.EXERCISES[exercise].exact_zero)
             n_cases += 1
             n_right += ok
             entries.append(line)
