@@ -99,10 +99,26 @@ async function mount(div, index, mounted, modules) {
     div.append(p);
   }
   div.append(live);
+  if (index === 0) document.body.prepend(skipLink(live));
   const widget = module.default;
   const cleanup = widget.render({ model, el: live });
   div.classList.add("attnlib-mounted");
   mounted.push({ kind, model, el: live, div, cleanup });
+}
+
+/** The page's first stop for the keyboard: a link (shown when focused) that takes the focus to the first explorer's first control. */
+function skipLink(live) {
+  const a = document.createElement("a");
+  a.className = "attnlib-skip";
+  if (!live.id) live.id = `attnlib-${live.dataset.linkId}`;
+  a.href = `#${live.id}`;
+  a.textContent = "Skip to the explorer’s controls";
+  a.addEventListener("click", (e) => {
+    e.preventDefault();
+    const first = live.querySelector("input, select, button, textarea");
+    if (first) first.focus();
+  });
+  return a;
 }
 
 /**
