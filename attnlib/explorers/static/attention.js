@@ -6,7 +6,8 @@ import { formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
-const VIEW_ORDER = ["weights", "output", "scaled", "scores", "Q", "K", "V", "plane"];
+// what a move changes, first: the weights (a heatmap), then the outputs and the scores beside them, the plane, the rest
+const VIEW_ORDER = ["weights", "output", "scores", "plane", "scaled", "Q", "K", "V"];
 const STATE_KEYS = ["W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells"];
 
 function copyMatrix(M) {
