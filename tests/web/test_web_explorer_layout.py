@@ -69,9 +69,12 @@ SIZES_JS = """
 
 @pytest.fixture(scope="module")
 def browse(web_html, tmp_path_factory):
-    with serve(web_html) as base, browser_context(tmp_path_factory.mktemp("chromium-layout"), viewport={"width": 1280, "height": 800}) as (
-        context,
-        blocker,
+    with (
+        serve(web_html) as base,
+        browser_context(tmp_path_factory.mktemp("chromium-layout"), viewport={"width": 1280, "height": 800}) as (
+            context,
+            blocker,
+        ),
     ):
 
         def open_page(name: str, width: int = 1280, height: int = 800):

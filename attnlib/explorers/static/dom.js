@@ -160,7 +160,7 @@ export class MatrixView {
     const head = el("tr", {}, el("td", { class: "attnlib-corner" }));
     this.colHeads = opts.cols.map((c) => el("th", { scope: "col", text: c }));
     head.append(...this.colHeads);
-    if (withSums) head.append(el("th", { scope: "col", title: "sum of the row", text: "row sum" }));
+    if (withSums) head.append(el("th", { scope: "col", class: "attnlib-rowsum", title: "sum of the row", text: "row sum" }));
     const body = el("tbody");
     this.cells = [];
     this.sumCells = [];
