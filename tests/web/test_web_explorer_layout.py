@@ -161,8 +161,9 @@ def test_sliders_are_24_px_tall_and_every_number_is_13_px(browse, width):
     page.close()
 
 
-def test_the_plane_labels_never_overlap(browse):
-    page = browse("playground")
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_the_plane_labels_never_overlap(browse, name):
+    page = browse(name)
     seen = {}
 
     def check(what):
@@ -175,7 +176,7 @@ def test_the_plane_labels_never_overlap(browse):
     for k in range(buttons.count()):
         button = buttons.nth(k)
         label = button.inner_text()
-        for press in range(4 if label == "seeded random" else 1):
+        for press in range(6 if label == "seeded random" else 1):
             button.click()
             page.wait_for_timeout(30)
             check(f"{label} {press + 1}")
@@ -186,7 +187,7 @@ def test_the_plane_labels_never_overlap(browse):
         page.keyboard.press(key)
         page.wait_for_timeout(30)
         check(f"slider {k + 1} {key}")
-    page.screenshot(path=str(SHOTS / "playground-plane-dragged.png"))
+    page.screenshot(path=str(SHOTS / f"{name}-plane-dragged.png"))
     bad = {k: v for k, v in seen.items() if v}
     assert not bad, f"labels that meet: {bad}"
     assert len(seen) >= 10

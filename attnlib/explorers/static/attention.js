@@ -300,7 +300,7 @@ class Plane {
       const measured = all.map((t) => t.getComputedTextLength());
       if (measured.every((w) => w > 0)) this.widths = new Map(all.map((t, k) => [t, measured[k]]));
     }
-    return this.widths ? this.widths.get(node) : 0.62 * LABEL_PX * index.length;
+    return (this.widths ? this.widths.get(node) : 0.62 * LABEL_PX * index.length) + 3;
   }
 
   update(X, output) {
@@ -320,10 +320,11 @@ class Plane {
     set(this.axes[0], { x1: pad, y1: oy, x2: size - pad, y2: oy });
     set(this.axes[1], { x1: ox, y1: pad, x2: ox, y2: size - pad });
     // boxes are [x, y, w, h] with y the top; a text's y attribute is its baseline (about 0.8 of the size below the top)
-    const h = LABEL_PX + 1, base = 0.8 * LABEL_PX;
+    // (the height and the width keep a margin: a drawn glyph box reaches above the ascent and past the advance)
+    const h = 1.3 * LABEL_PX, base = 0.98 * LABEL_PX;
     const taken = [];
     const nounW = this.width(this.axisLabels[0], "noun \u2192"), verbW = this.width(this.axisLabels[1], "verb \u2191");
-    const noun = [size - pad - nounW, Math.min(size - h, oy + 4), nounW, h];
+    const noun = [size - nounW, Math.min(size - h, oy + 3), nounW, h];
     const verb = [Math.max(0, ox - 4 - verbW), 2, verbW, h];
     for (const [node, b] of [[this.axisLabels[0], noun], [this.axisLabels[1], verb]]) {
       taken.push(b);
