@@ -17,6 +17,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # chapter -> the constructor its widget cell calls
 CHAPTER_WIDGETS = {
     "03": "value_projection_explorer",
+    "04": "attention_explorer",
     "05": "scaling_explorer",
     "06": "attention_explorer",
     "07": "scale_comparison_explorer",
@@ -73,9 +74,9 @@ def test_chapter_embeds_its_widget_before_the_recap(n):
     assert nb.cells.index(cells[0]) == index - 1 and index < recap
 
 
-def test_only_the_playground_and_chapter_six_carry_the_full_explorer():
+def test_only_the_playground_and_chapters_four_and_six_carry_the_full_explorer():
     full = [n for n in CHAPTER_WIDGETS if "attention_explorer()" in widget_cells(nbformat.read(chapter(n), as_version=4))[1].source]
-    assert full == ["06"]
+    assert full == ["04", "06"]
     assert "attention_explorer()" in "".join(c.source for c in nbformat.read(PLAYGROUND, as_version=4).cells)
 
 

@@ -88,3 +88,15 @@ def test_every_page_loads_at_most_80_kb_of_js_and_css():
     heavy = {page: size for page, size in loads.items() if size > MAX_BYTES}
     assert not heavy, f"pages loading more than {MAX_BYTES} bytes of JS and CSS: {heavy}"
     print(f"largest page load {max(loads.values())} bytes; all kinds together {sum(len(t.encode()) for t in served.values())}")
+
+
+def test_the_stylesheet_braces_balance():
+    """A stray ``}`` in explorer.css silently drops the rule after it (it once dropped the live note's look)."""
+    text = re.sub(r"/\*.*?\*/", "", (frontend.STATIC / "explorer.css").read_text(encoding="utf-8"), flags=re.S)
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    depth = 0
+    for line_no, line in enumerate(text.splitlines(), 1):
+        for ch in line:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0, f"explorer.css: a '}}' with no '{{' to close, line {line_no} (comments removed)"
+    assert depth == 0, f"explorer.css: {depth} '{{' never closed"

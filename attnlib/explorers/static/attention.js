@@ -6,7 +6,8 @@ import { formatValue } from "./format.js";
 import { checkMatrix, checkChoice, checkCells } from "./link.js";
 
 const W_NAMES = ["W_Q", "W_K", "W_V"];
-const VIEW_ORDER = ["weights", "output", "scaled", "scores", "Q", "K", "V", "plane"];
+// what a move changes, first: the weights (a heatmap), then the outputs and the scores beside them, the plane, the rest
+const VIEW_ORDER = ["weights", "output", "scores", "plane", "scaled", "Q", "K", "V"];
 const STATE_KEYS = ["W_Q", "W_K", "W_V", "dk", "mask_mode", "mask_cells"];
 
 function copyMatrix(M) {
@@ -253,17 +254,26 @@ function renderAttention({ model, el: host }) {
   return listen(model, [...STATE_KEYS, "error"], draw, () => L.status.dispose());
 }
 
-/** Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane; built once, then moved. */
+/** Label font size in the plane (px: the SVG is drawn at its own size) and the candidate offsets of a label from its point. */
+const LABEL_PX = 13;
+const SPOTS = [[1, -1], [1, 1], [-1, -1], [-1, 1], [1, 0], [-1, 0], [0, -1], [0, 1]];
+
+/** Whether two boxes [x, y, w, h] meet. */
+function meets(a, b) {
+  return a[0] < b[0] + b[2] && b[0] < a[0] + a[2] && a[1] < b[1] + b[3] && b[1] < a[1] + a[3];
+}
+
+/**
+ * Tokens (solid) and outputs (dashed) as arrows in the noun/verb plane; built once, then moved. Every label is
+ * placed where its box meets no other label's (nor an axis label's): the first free spot around its point, farther out if need be.
+ */
 class Plane {
   constructor(figure, tokens, style) {
-    const size = (this.size = 230);
-    this.pad = 18;
+    const size = (this.size = 260);
+    this.pad = 22;
     this.svg = el("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, role: "img", class: "attnlib-plane-svg" });
     this.axes = [el("line", { class: "attnlib-axis" }), el("line", { class: "attnlib-axis" })];
-    this.axisLabels = [
-      el("text", { "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "noun \u2192" }),
-      el("text", { "font-size": 10, "text-anchor": "end", class: "attnlib-axis-label", text: "verb \u2191" }),
-    ];
+    this.axisLabels = ["noun \u2192", "verb \u2191"].map((text) => el("text", { "font-size": LABEL_PX, class: "attnlib-axis-label", text }));
     this.svg.append(...this.axes, ...this.axisLabels);
     this.arrows = tokens.map((t, i) => {
       const colour = tokenColour(style, i);
@@ -273,13 +283,24 @@ class Plane {
           dashed,
           line: el("line", { stroke: colour, "stroke-width": 2.5, "stroke-dasharray": dashed ? "5,3" : null }),
           dot: el("circle", { r: 3.5, fill: colour }),
-          text: el("text", { "font-size": 11, class: "attnlib-point-label", text: label }),
+          text: el("text", { "font-size": LABEL_PX, class: "attnlib-point-label", text: label }),
         };
         this.svg.append(parts.line, parts.dot, parts.text);
         return parts;
       });
     });
+    this.widths = null;
     figure.replaceChildren(this.svg, el("figcaption", { text: "tokens (solid) and outputs (dashed)" }));
+  }
+
+  /** A label's width: measured once the plane is on the page (then kept), else estimated from its length. */
+  width(node, index) {
+    if (!this.widths && this.svg.isConnected) {
+      const all = [...this.axisLabels, ...this.arrows.flat().map((a) => a.text)];
+      const measured = all.map((t) => t.getComputedTextLength());
+      if (measured.every((w) => w > 0)) this.widths = new Map(all.map((t, k) => [t, measured[k]]));
+    }
+    return (this.widths ? this.widths.get(node) : 0.62 * LABEL_PX * index.length) + 3;
   }
 
   update(X, output) {
@@ -298,9 +319,19 @@ class Plane {
     };
     set(this.axes[0], { x1: pad, y1: oy, x2: size - pad, y2: oy });
     set(this.axes[1], { x1: ox, y1: pad, x2: ox, y2: size - pad });
-    set(this.axisLabels[0], { x: size - pad, y: oy + 12 });
-    set(this.axisLabels[1], { x: ox - 4, y: pad + 8 });
+    // boxes are [x, y, w, h] with y the top; a text's y attribute is its baseline (about 0.8 of the size below the top)
+    // (the height and the width keep a margin: a drawn glyph box reaches above the ascent and past the advance)
+    const h = 1.3 * LABEL_PX, base = 0.98 * LABEL_PX;
+    const taken = [];
+    const nounW = this.width(this.axisLabels[0], "noun \u2192"), verbW = this.width(this.axisLabels[1], "verb \u2191");
+    const noun = [size - nounW, Math.min(size - h, oy + 3), nounW, h];
+    const verb = [Math.max(0, ox - 4 - verbW), 2, verbW, h];
+    for (const [node, b] of [[this.axisLabels[0], noun], [this.axisLabels[1], verb]]) {
+      taken.push(b);
+      set(node, { x: b[0], y: b[1] + base });
+    }
     const desc = [];
+    const placed = [];
     this.arrows.forEach((pair, i) => {
       pair.forEach((a) => {
         const vec = a.dashed ? output[i] : X[i];
@@ -312,10 +343,32 @@ class Plane {
         const [x, y] = xy(vec);
         set(a.line, { x1: ox, y1: oy, x2: x, y2: y });
         set(a.dot, { cx: x, cy: y });
-        set(a.text, { x: x + 4, y: y + (a.dashed ? 12 : -4) });
+        placed.push([a, x, y]);
         desc.push(`${a.label} at (${vec[0].toFixed(2)}, ${vec[1].toFixed(2)})`);
       });
     });
+    for (const [a, x, y] of placed) {
+      const w = this.width(a.text, a.label);
+      let box = null;
+      for (let r = 5; r <= 60 && !box; r += 9) {
+        for (const [dx, dy] of SPOTS) {
+          const bx = dx > 0 ? x + r : dx < 0 ? x - r - w : x - w / 2;
+          const by = dy > 0 ? y + r - 2 : dy < 0 ? y - r - h + 2 : y - h / 2;
+          const b = [bx, by, w, h];
+          if (bx < 0 || by < 0 || bx + w > size || by + h > size || taken.some((t) => meets(t, b))) continue;
+          box = b;
+          break;
+        }
+      }
+      // no free spot within reach (many tokens on one point): the next free line down the right-hand edge
+      if (!box) {
+        let by = 0;
+        box = [size - w, by, w, h];
+        while (taken.some((t) => meets(t, box)) && by + h < size) { by += h; box = [size - w, by, w, h]; }
+      }
+      taken.push(box);
+      set(a.text, { x: box[0], y: box[1] + base });
+    }
     this.svg.setAttribute("aria-label", `Noun/verb plane: tokens as solid arrows, outputs as dashed arrows; ${desc.join("; ")}`);
   }
 }

@@ -160,7 +160,7 @@ export class MatrixView {
     const head = el("tr", {}, el("td", { class: "attnlib-corner" }));
     this.colHeads = opts.cols.map((c) => el("th", { scope: "col", text: c }));
     head.append(...this.colHeads);
-    if (withSums) head.append(el("th", { scope: "col", title: "sum of the row", text: "row sum" }));
+    if (withSums) head.append(el("th", { scope: "col", class: "attnlib-rowsum", title: "sum of the row", text: "row sum" }));
     const body = el("tbody");
     this.cells = [];
     this.sumCells = [];
@@ -400,6 +400,7 @@ export function focusedLayout(host, model, title, kind, linkKeys) {
   controls.append(status.el);
   if (share) controls.append(share);
   root.append(el("div", { class: "attnlib-layout" }, controls, el("div", { class: "attnlib-main" }, message.el, facts, views)));
+  keepInSight(root, controls, views);
   const L = { model, style, root, controls, facts, views, message, status, lastChange: "initial setting" };
   L.change = (values, what) => {
     L.lastChange = what;
@@ -412,6 +413,19 @@ export function focusedLayout(host, model, title, kind, linkKeys) {
   };
   L.show = (...tables) => views.append(...tables.map((t) => el("div", { class: "attnlib-cell" }, t)));
   return L;
+}
+
+/**
+ * The keyboard path: when a key (Tab, a skip link) brings the focus into the controls from outside the panel
+ * and the views are not in sight, the panel is scrolled to the top of the screen, so that the reader sees the
+ * views change as they move the control (a pointer's focus never scrolls: it would move the page under the pointer).
+ */
+function keepInSight(root, controls, views) {
+  controls.addEventListener("focusin", (e) => {
+    if (root.contains(e.relatedTarget) || !e.target.matches(":focus-visible")) return;
+    const r = views.getBoundingClientRect(), h = window.innerHeight;
+    if (r.top < 0 || r.top > h * 0.5 || r.bottom > h && r.height < h * 0.9) root.scrollIntoView({ block: "start" });
+  });
 }
 
 /** Register model listeners that schedule one draw per microtask; returns the cleanup. */

@@ -99,10 +99,37 @@ async function mount(div, index, mounted, modules) {
     div.append(p);
   }
   div.append(live);
+  if (index === 0) document.body.prepend(skipLink(live));
   const widget = module.default;
   const cleanup = widget.render({ model, el: live });
   div.classList.add("attnlib-mounted");
   mounted.push({ kind, model, el: live, div, cleanup });
+}
+
+/** What sticks in an explorer (its views, its control bar) sticks below the page's own sticky header, at any width. */
+function stickBelowHeader() {
+  const header = document.querySelector(".bd-header-article");
+  const measure = () => {
+    const h = header && getComputedStyle(header).position === "sticky" ? header.getBoundingClientRect().height : 0;
+    document.documentElement.style.setProperty("--attnlib-sticky-top", `${Math.ceil(h)}px`);
+  };
+  measure();
+  window.addEventListener("resize", measure);
+}
+
+/** The page's first stop for the keyboard: a link (shown when focused) that takes the focus to the first explorer's first control. */
+function skipLink(live) {
+  const a = document.createElement("a");
+  a.className = "attnlib-skip";
+  if (!live.id) live.id = `attnlib-${live.dataset.linkId}`;
+  a.href = `#${live.id}`;
+  a.textContent = "Skip to the explorer’s controls";
+  a.addEventListener("click", (e) => {
+    e.preventDefault();
+    const first = live.querySelector("input, select, button, textarea");
+    if (first) first.focus();
+  });
+  return a;
 }
 
 /**
@@ -148,6 +175,7 @@ async function run(modules) {
   }
   take(true);
   await chain;
+  if (mounted.length) stickBelowHeader();
   performance.mark("attnlib-live");
   document.dispatchEvent(new CustomEvent("attnlib:live", { detail: { count: mounted.length } }));
 }
