@@ -600,6 +600,48 @@ class SandboxExecute(Execute):
         return self.nb, self.resources
 
 
+UNREADABLE_SUFFIX = ".unreadable"
+
+
+def unreadable_as_unanswered(notebooks=(), **_) -> list[Path]:
+    """``c.Autograde.pre_convert_hook``: a submitted notebook that cannot be read is graded as handed out, unanswered.
+
+    nbgrader stops on a file that is not a notebook (a truncated download, say)
+    and tries it again on every run. This keeps the file as
+    ``<name>.ipynb.unreadable`` beside it and puts the released version in its
+    place, with a first cell saying so: every item scores 0, the submission is
+    graded once, and the feedback and the LMS export name it. Returns the files
+    replaced.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the released version (``release/<assignment>/<name>.ipynb``) is missing.
+    """
+    replaced = []
+    for name in notebooks:
+        path = Path(name)
+        try:
+            nbformat.read(path, as_version=4)  # what nbgrader reads (schema problems are only warnings there)
+            continue
+        except Exception as exc:  # noqa: BLE001 (any reason the file is not a notebook)
+            problem = f"{type(exc).__name__}: {str(exc)[:300]}"
+        kept = path.with_name(path.name + UNREADABLE_SUFFIX)
+        if not kept.exists():
+            path.replace(kept)
+        assignment, root = path.parent.name, path.parents[3]
+        nb = nbformat.read(root / "release" / assignment / path.name, as_version=4)
+        note = (
+            f"**The submitted file {path.name} could not be read** ({problem}); it was graded as handed out, "
+            f"unanswered, and is kept as {kept.name}."
+        )
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+        nbformat.write(nb, path)
+        print(f"[WARNING] {path}: not a readable notebook ({problem}); graded as unanswered, kept as {kept.name}", file=sys.stderr)
+        replaced.append(path)
+    return replaced
+
+
 def cell_name(nb, index: int) -> str:
     """A cell's grade id, or, for a cell a student added, where it stands (``the cell after ch09-ex1-test``, ``cell 2 after ...``)."""
     ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells[: index + 1]]
@@ -812,7 +854,8 @@ class LmsGradesExporter(ExportPlugin):
             )
         if stopped:
             self.log.warning(
-                "Cells that stopped the grader's kernel or ran past its time limit (each costs the items it touches): %s",
+                "Cells that stopped the grader's kernel or ran past its time limit, and unreadable files "
+                "(each costs the items it touches): %s",
                 ", ".join(stopped),
             )
         self.log.info("Wrote %d students x %d assignments to %s", len(wanted), len(assignments), dest)
@@ -822,7 +865,10 @@ class LmsGradesExporter(ExportPlugin):
         if coursedir is None:
             return []
         folder = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
-        return [name for path in sorted(folder.glob("*.ipynb")) for name in stopped_cells(nbformat.read(path, as_version=4))]
+        found = [name for path in sorted(folder.glob("*.ipynb")) for name in stopped_cells(nbformat.read(path, as_version=4))]
+        submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+        unreadable = sorted(submitted.glob(f"*.ipynb{UNREADABLE_SUFFIX}"))
+        return found + [f"{p.name[: -len(UNREADABLE_SUFFIX)]} could not be read, graded as unanswered" for p in unreadable]
 
 
 def _points(x: float) -> str:

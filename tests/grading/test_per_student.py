@@ -263,6 +263,9 @@ def course(tmp_path_factory):
     )
     attack09 = answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09)
     submit("ch09", "s003", with_cells_after(attack09, "ch09-ex1-test", [spy, EXIT]))
+    truncated = nbformat.writes(answered(out["personal"]["ch01", "s003"], sources["ch01"], seeds["s003", "ch01"]))
+    (root / "downloads" / "ch01").mkdir(parents=True, exist_ok=True)
+    (root / "downloads" / "ch01" / "s003_ch01.ipynb").write_text(truncated[: len(truncated) // 2])  # a broken download
     attack15 = answered(out["personal"]["ch15", "s003"], sources["ch15"], seeds["s003", "ch15"])
     submit("ch15", "s003", with_cells_after(attack15, "ch15-ex1-test", [SWALLOW]))
     changes14 = {"ch14-ex1-answer": ATTACK_14_1, "ch14-ex2-answer": "softmax_backward = backward.softmax_backward"}
@@ -471,7 +474,7 @@ def test_lms_export_holds_the_graded_points_after_penalties_for_the_roster_only(
     s003 = students[2]
     raw = sum(score or 0 for score, _ in course["scores"]["round1", "ch06", "s003"].values())
     assert raw > 0 and s003[col["ch06"]] == "0"  # handed in late under the zero penalty
-    assert s003[col["ch01"]] == "0"  # not handed in
+    assert s003[col["ch01"]] == "0"  # an unreadable file, graded as unanswered
     assert s003[col["ch09"]] == ""  # its written answer is not graded yet
     assert "Hand-graded parts not graded yet" in course["export"] and "s003 ch09" in course["export"]
     moodle = _export(course, "moodle_grades.csv")
@@ -604,3 +607,17 @@ def test_the_pages_sandbox_check_reports_every_attempt_refused(course):
     assert "ALLOWED" not in report and "The grading sandbox works." in report
     assert str(course["root"]) in report.split("hidden from students' code: ")[1].splitlines()[0]
     assert not (course["root"] / "sandbox-probe.txt").exists() and not (ROOT / "attnlib" / "sandbox-probe.txt").exists()
+
+
+@pytest.mark.slow
+def test_an_unreadable_submission_costs_that_submission_only_and_is_named(course):
+    root = course["root"]
+    assert (root / "submitted" / "s003" / "ch01" / "ch01.ipynb.unreadable").read_text().startswith("{")  # the file as handed in
+    scores = course["scores"]["round1", "ch01", "s003"]
+    assert scores and all((score or 0) == 0 for score, _ in scores.values()), scores
+    nb = course["autograded"]["round1", "ch01", "s003"]
+    assert nb.cells[0].source.startswith("**The submitted file ch01.ipynb could not be read** (")
+    assert "s003 ch01 (ch01.ipynb could not be read, graded as unanswered)" in course["export"]
+    for s in STUDENTS:  # graded as before
+        graded = course["scores"]["round1", "ch01", s]
+        assert all(score == max_score for part, (score, max_score) in graded.items() if not part.endswith("-written"))
