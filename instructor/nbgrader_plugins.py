@@ -513,7 +513,7 @@ class SandboxExecute(Execute):
         self.kernel_manager_class = SandboxedKernelManager
 
     def hidden_folders(self, resources) -> list[Path]:
-        """The course, the exchange, the gradebook's folder and ``hide``: never visible to students' code."""
+        """The course, the exchange, the gradebook's folder, the hidden tests and ``hide``: never visible to students' code."""
         cfg = self.config
         folders = [Path(h) for h in self.hide]
         root = cfg.CourseDirectory.get("root") or os.getcwd()
@@ -523,6 +523,7 @@ class SandboxExecute(Execute):
         if db_url.startswith("sqlite:///"):
             folders.append(Path(db_url[len("sqlite:///") :]).parent)
         folders.append(Path(os.environ.get("JUPYTER_RUNTIME_DIR") or Path.home() / ".local/share/jupyter/runtime"))
+        folders.append(Path(__file__).resolve().parent / "hidden_tests")  # in the clone, which the kernel sees: not these
         return list(dict.fromkeys(Path(os.path.realpath(f)).absolute() for f in folders))
 
     def limits(self) -> dict[str, int]:

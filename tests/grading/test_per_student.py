@@ -72,6 +72,7 @@ attempt("gradebook", lambda: open({db!r}, "rb").read(100))
 attempt("other-submission", lambda: open({other!r}).read(100))
 attempt("course-folder", lambda: os.listdir({course!r}))
 attempt("exchange", lambda: os.listdir({exchange!r}))
+attempt("hidden-tests", lambda: open({hidden!r}).read(100))
 attempt("write-course", lambda: open({course!r} + "/planted.txt", "w").write("x"))
 attempt("write-clone", lambda: open({grading!r}, "a").write("\\ndef judge(*a, **k):\\n    return []\\n"))
 attempt("write-tmp", lambda: open("/tmp/planted-by-s003", "w").write("x"))
@@ -259,6 +260,7 @@ def course(tmp_path_factory):
         course=str(root),
         exchange=str(root / "exchange"),
         grading=str(ROOT / "attnlib" / "exercises" / "grading.py"),
+        hidden=str(INSTRUCTOR / "hidden_tests" / "ch09.py"),
         port=listener.getsockname()[1],
     )
     attack09 = answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09)
@@ -547,7 +549,8 @@ def test_the_sandbox_keeps_students_code_away_from_the_course_the_clone_and_the_
     """s003's added cell in chapter 9 tries, from the kernel `nbgrader autograde ch09` started, everything listed."""
     nb = course["autograded"]["round1", "ch09", "s003"]
     printed = _outputs_text(_cell_after(nb, "ch09-ex1-test"))
-    tried = ("secret", "gradebook", "other-submission", "course-folder", "exchange", "write-course", "write-clone", "write-tmp", "network")
+    tried = ("secret", "gradebook", "other-submission", "course-folder", "exchange", "hidden-tests")
+    tried += ("write-course", "write-clone", "write-tmp", "network")
     for what in tried:
         assert f"BLOCKED {what} " in printed, f"the sandbox let s003's cell do {what}: {printed[:2000]}"
     assert "DONE write-scratch 4" in printed  # its own scratch folder is writable
