@@ -28,7 +28,12 @@ Where readers get the student versions:
   site's contents and calls :func:`write_student_versions` on the copy;
 * Binder, which opens the repository's own files: the repository's
   ``postBuild`` runs ``python3 _ext/student_notebooks.py --in-place chapters``
-  inside the image, so its ``chapters/`` hold the student versions.
+  inside the image, so its ``chapters/`` hold the student versions;
+* Colab, which opens a notebook from a branch on GitHub: after an HTML build
+  this extension points every page's Colab button at the download menu's
+  copy on the branch the built site is published to (``reader_notebooks_branch``,
+  default ``gh-pages``, where ``ghp-import`` puts ``_build/html``), instead of
+  ``chapters/`` on the source branch, which holds the model solutions.
 
 Command line: ``python3 _ext/student_notebooks.py [--in-place] FOLDER``
 rewrites the chapter notebooks (``NN-name.ipynb``) in ``FOLDER``; without
@@ -51,6 +56,10 @@ DROPDOWN = re.compile(r"\A:::\{admonition\}[ \t]*(?P<title>[^\n]*)\n(?::[a-z_-]+
 #: Tag of the folded solution cells this module adds (and of nothing else).
 FOLDED_TAG = "solution-folded"
 CHAPTER = re.compile(r"\d\d-.*\.ipynb")
+#: A Colab launch link to a chapter notebook on a branch of GitHub (what the theme makes from launch_buttons.colab_url).
+COLAB_LINK = re.compile(
+    r"(?P<repo>https://colab\.research\.google\.com/github/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/blob/[^/\"'\s]+/(?P<path>chapters/[^/\"'\s]*\.ipynb)"
+)
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -169,16 +178,32 @@ def write_student_versions(folder: Path) -> list[Path]:
     return changed
 
 
+def colab_to_reader(html: str, branch: str) -> str:
+    """Point the Colab links of a built page at the reader's copy on ``branch`` (``_sources/...``), not the source.
+
+    ``https://colab.research.google.com/github/OWNER/REPO/blob/SOURCE_BRANCH/chapters/NN-x.ipynb`` becomes
+    ``.../blob/BRANCH/_sources/chapters/NN-x.ipynb``, the download menu's student version as published.
+    """
+    return COLAB_LINK.sub(lambda m: f"{m.group('repo')}/blob/{branch}/_sources/{m.group('path')}", html)
+
+
 def _rewrite_downloads(app: Any, exception: Exception | None) -> None:
-    """After an HTML build: the download menu's copies of the chapters become the student versions."""
+    """After an HTML build: the download menu's copies of the chapters become the student versions, and Colab opens them."""
     if exception is not None or getattr(app.builder, "format", "") != "html":
         return
     sources = Path(app.outdir) / "_sources" / "chapters"
     if sources.is_dir():
         write_student_versions(sources)
+    branch = getattr(getattr(app, "config", None), "reader_notebooks_branch", "gh-pages")
+    for page in (Path(app.outdir) / "chapters").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        new = colab_to_reader(text, branch)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
 
 
 def setup(app: Any) -> dict[str, Any]:
+    app.add_config_value("reader_notebooks_branch", "gh-pages", "html")
     app.connect("build-finished", _rewrite_downloads)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -16,6 +16,7 @@ Subcommands::
     course.py seeds chNN --roster roster.csv     # the table of seeds (student id, seed)
     course.py place chNN DOWNLOADS --roster roster.csv  # LMS downloads -> submitted/<id>/chNN/chNN.ipynb
     course.py similar chNN                       # pairs of submissions with near-identical answer cells
+    course.py sandbox                            # check that the grading sandbox works and hides the course
 
 ``release`` records the route in ``routes.json`` (the grader reads it); an
 assignment has one route. The roster is the CSV that ``nbgrader db student
@@ -33,6 +34,7 @@ import json
 import keyword
 import re
 import shutil
+import subprocess
 import sys
 import textwrap
 import tokenize
@@ -42,6 +44,7 @@ from pathlib import Path
 import nbformat
 
 # python instructor/course.py puts instructor/ first on sys.path, so the book's plugins import by name
+import nbgrader_plugins
 from nbgrader_plugins import exchange_seed_source, personalize, read_roster, seed_cell_source
 
 from attnlib.variants import route_key, student_seed
@@ -242,6 +245,57 @@ def similarity_report(course: Path, assignment: str, threshold: float = 0.9) -> 
     return "\n".join(out)
 
 
+#: What ``course.py sandbox`` tries from inside the sandbox: (what, Python expression over the course folder ``c``).
+SANDBOX_TRIES = [
+    ("read the course secret", "open(c + '/course_secret.txt').read()"),
+    ("list the course folder (submissions, gradebook)", "os.listdir(c)"),
+    ("write into the course folder", "open(c + '/sandbox-probe.txt', 'w').write('x')"),
+    ("write into the book's clone", "open(book + '/attnlib/sandbox-probe.txt', 'w').write('x')"),
+    ("open a network connection", "socket.create_connection(('127.0.0.1', 22), timeout=2)"),
+]
+
+
+def sandbox_report(course: Path) -> tuple[bool, str]:
+    """Start Python in the grading sandbox as ``nbgrader autograde`` would for this course, and try what a student would.
+
+    Returns whether every attempt was refused, and a report of each. Raises
+    ``nbgrader_plugins.SandboxUnavailable`` (with what to install) when the
+    sandbox cannot start, ``ValueError`` when ``course`` has no nbgrader_config.py.
+    """
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (course / "nbgrader_config.py").exists():
+        raise ValueError(f"{course / 'nbgrader_config.py'} is missing: make the course with instructor/make_assignments.py first")
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    execute = nbgrader_plugins.SandboxExecute(config=cfg)
+    if not execute.sandbox:
+        return False, "the sandbox is turned off (c.SandboxExecute.sandbox = False): students' code runs as you"
+    hidden, limits = execute.hidden_folders({}), execute.limits()
+    nbgrader_plugins.probe_sandbox(hidden, limits)
+    book = Path(nbgrader_plugins.__file__).resolve().parent.parent
+    code = f"import os, socket\nc, book = {str(course)!r}, {str(book)!r}\n"
+    for k, (_, expr) in enumerate(SANDBOX_TRIES):
+        code += f"try:\n    {expr}\n    print({k}, 'DONE')\nexcept Exception as e:\n    print({k}, type(e).__name__)\n"
+    uid = nbgrader_plugins.sandbox_uid()
+    folder = nbgrader_plugins.make_kernel_dir(uid)
+    try:
+        done = subprocess.run(
+            nbgrader_plugins.sandbox_command([sys.executable, "-c", code], folder, hidden, limits, uid),
+            capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    answers = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    lines, safe = [f"hidden from students' code: {', '.join(map(str, hidden))}"], True
+    for k, (what, _) in enumerate(SANDBOX_TRIES):
+        got = answers.get(str(k), f"no answer (exit code {done.returncode}: {done.stderr.strip()[-300:]})")
+        safe &= got not in ("DONE",) and not got.startswith("no answer")
+        lines.append(f"{'refused' if got != 'DONE' else 'ALLOWED'}: {what} ({got})")
+    limits_text = ", ".join(f"{k} {v}" for k, v in sorted(limits.items()))
+    lines.append(f"limits: {limits_text} (prlimit names: cpu seconds, as/fsize bytes, nproc, nofile, core)")
+    return safe, "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", type=Path, default=Path.cwd(), help="the nbgrader course folder (default: here)")
@@ -261,9 +315,20 @@ def main(argv: list[str]) -> int:
     sim = sub.add_parser("similar", help="list pairs of submissions whose answer cells are near-identical")
     sim.add_argument("assignment")
     sim.add_argument("--threshold", type=float, default=0.9, help="similarity from 0 to 1 (default 0.9)")
+    sub.add_parser("sandbox", help="check that students' code runs sandboxed, away from the course, when autograded")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     try:
+        if args.command == "sandbox":
+            try:
+                safe, report = sandbox_report(course)
+            except nbgrader_plugins.SandboxUnavailable as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            print(report)
+            verdict = "The grading sandbox works." if safe else "The grading sandbox does NOT protect this course."
+            print(verdict, file=sys.stdout if safe else sys.stderr)
+            return 0 if safe else 1
         if args.command == "seeds":
             routes = json.loads((course / ROUTES).read_text()) if (course / ROUTES).exists() else {}
             students = [r["id"] for r in read_roster(args.roster)]

@@ -84,6 +84,8 @@ c.StudentSeed.secret = (Path({root!r}) / "course_secret.txt").read_text().strip(
 c.StudentSeed.routes_file = str(Path({root!r}) / "routes.json")
 c.Autograde.sanitize_preprocessors = book.sanitize_preprocessors()
 c.Autograde.autograde_preprocessors = book.autograde_preprocessors()
+# A submitted file that is not a readable notebook is graded as handed out, unanswered (and kept beside it).
+c.Autograde.pre_convert_hook = book.unreadable_as_unanswered
 # Feedback shows the student their results and the visible self-checks, never the hidden tests.
 c.GenerateFeedback.preprocessors = book.feedback_preprocessors()
 # The LMS export: roster students only, columns in this order.

@@ -39,10 +39,18 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import os
 import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
@@ -61,7 +69,7 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, Dict, Instance, Integer, List, Unicode
 
 from attnlib.exercises import grading
 from attnlib.variants import ROUTES, route_key, student_seed
@@ -257,6 +265,472 @@ class ClearHiddenTestsQuietly(ClearHiddenTests):
     display_data_priority = List(_PRIORITY).tag(config=True)
 
 
+# --- the grading sandbox --------------------------------------------------------------------
+
+#: The system folders a Python kernel needs, shown read-only (a symbolic link, as on merged-/usr systems, stays one).
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+#: The unprivileged user ids the per-kernel users are drawn from when the grader runs as root (no account needed).
+_UID_RANGE = (1 << 20, 1 << 30)
+_probed: dict[tuple, str] = {}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The grading sandbox cannot start on this machine (the message says why and what to do)."""
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def sandbox_command(
+    cmd: list[str],
+    kernel_dir: Path,
+    hidden: list[Path],
+    limits: dict[str, int],
+    uid: int | None = None,
+    env: dict[str, str] | None = None,
+) -> list[str]:
+    """The command that runs ``cmd`` in the grading sandbox (bubblewrap, ``prlimit``, and ``setpriv`` as root).
+
+    The sandbox sees the system folders, the Python installation and every
+    folder on the grader's ``sys.path`` read-only, and ``kernel_dir`` (its
+    sockets, connection file and scratch folder ``kernel_dir/work``, its current
+    and home folder) read-write; nothing else of the machine's files. Every
+    folder of ``hidden`` (the course, the exchange, the gradebook's folder) is
+    covered by an empty one even where it lies inside a shown folder. It has
+    its own network (loopback only), process, IPC and host-name namespaces, no
+    capabilities, ``no_new_privs``, and the resource limits ``limits``
+    (``prlimit`` option name -> value, for example ``{"cpu": 600}``). As root,
+    it runs as the user id ``uid``, which owns nothing outside ``kernel_dir``.
+
+    Parameters
+    ----------
+    cmd : list of str
+        The kernel's command (its connection file inside ``kernel_dir``).
+    kernel_dir : Path
+        The kernel's own folder, absolute.
+    hidden : list of Path
+        Absolute folders the code must never see.
+    limits : dict of str to int
+        ``prlimit`` resource name -> limit (``cpu``, ``as``, ``nproc``, ``fsize``, ``nofile``, ``core``).
+    uid : int, optional
+        The user id to run as (the grader must be root); ``None``: the grader's own, in a user namespace.
+    env : dict of str to str, optional
+        Extra environment variables; the sandbox starts from an empty environment.
+
+    Returns
+    -------
+    list of str
+        The command line.
+
+    Raises
+    ------
+    ValueError
+        If ``kernel_dir`` or a hidden folder is not absolute, or a limit is not a non-negative integer.
+    SandboxUnavailable
+        If ``bwrap``, ``prlimit`` or (as root) ``setpriv`` is not installed.
+    """
+    kernel_dir = Path(kernel_dir)
+    if not kernel_dir.is_absolute() or not all(Path(h).is_absolute() for h in hidden):
+        raise ValueError(f"sandbox_command: kernel_dir and hidden must be absolute paths, got {kernel_dir} and {hidden}")
+    for name, value in limits.items():
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"sandbox_command: limit {name} must be a non-negative integer, got {value!r}")
+    tools = {"bwrap": "bubblewrap", "prlimit": "util-linux"} | ({"setpriv": "util-linux"} if uid is not None else {})
+    found = {tool: shutil.which(tool) for tool in tools}
+    missing = [f"{tool} (Debian/Ubuntu package {pkg})" for tool, pkg in tools.items() if not found[tool]]
+    if missing:
+        raise SandboxUnavailable(
+            f"the grading sandbox needs {', '.join(missing)}: install it (for example `sudo apt-get install bubblewrap`), "
+            "or grade without the sandbox by setting c.SandboxExecute.sandbox = False in nbgrader_config.py "
+            "(students' code then runs as you and can read and change everything you can)"
+        )
+    hidden = [Path(os.path.realpath(h)) for h in hidden]
+    out = [found["prlimit"], *(f"--{name}={value}" for name, value in sorted(limits.items())), "--", found["bwrap"]]
+    # no --new-session: the kernel is the leader of a session without a terminal already (jupyter_client starts it
+    # so), and staying in its process group lets the grader interrupt it on a timeout
+    out += ["--die-with-parent", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+    if uid is None:
+        out += ["--unshare-user", "--cap-drop", "ALL"]
+    shown: list[Path] = []
+    for folder in _SYSTEM:
+        if os.path.islink(folder):
+            out += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            out += ["--ro-bind", folder, folder]
+            shown.append(Path(folder))
+    book = Path(__file__).resolve().parent.parent  # the clone: attnlib and the grader's code, read-only
+    wanted = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent, book}
+    wanted |= {Path(os.path.realpath(p)) for p in sys.path if p and os.path.isdir(p)}
+    for folder in sorted(wanted, key=lambda p: len(p.parts)):
+        if folder == Path("/") or any(_inside(folder, s) for s in shown) or any(_inside(folder, h) for h in hidden):
+            continue  # shown already, or inside the course (a grader started there has it on sys.path): never shown
+        for parent in reversed(folder.parents[:-1]):
+            out += ["--perms", "0755", "--dir", str(parent)]
+        out += ["--ro-bind", str(folder), str(folder)]
+        shown.append(folder)
+    for h in sorted(set(hidden), key=lambda p: len(p.parts)):
+        if any(_inside(h, s) for s in shown):
+            out += ["--tmpfs", str(h)]
+    for parent in reversed(kernel_dir.parents[:-1]):
+        out += ["--perms", "0755", "--dir", str(parent)]
+    work = kernel_dir / "work"
+    out += ["--bind", str(kernel_dir), str(kernel_dir), "--proc", "/proc", "--dev", "/dev", "--chdir", str(work), "--clearenv"]
+    base = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(work),
+        "TMPDIR": str(work),
+        "MPLCONFIGDIR": str(work),
+        "LANG": "C.UTF-8",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        # the grader's pid means nothing in the sandbox's pid namespace (--die-with-parent stops it with its
+        # parent); 1 tells ipykernel it has a parent, so it prints no "Ctrl-C will not work" note to the log
+        "JPY_PARENT_PID": "1",
+    }
+    for name, value in {**base, **(env or {})}.items():
+        out += ["--setenv", name, value]
+    if uid is not None:
+        out += [found["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
+        out += ["--no-new-privs", "--"]
+    return out + list(cmd)
+
+
+def make_kernel_dir(uid: int | None) -> Path:
+    """A fresh private folder for one kernel (sockets, connection file, ``work/``), owned by ``uid`` if given.
+
+    Raises
+    ------
+    OSError
+        If the folder cannot be made or handed to ``uid``.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="attn-kernel-"))
+    (folder / "work").mkdir()
+    if uid is not None:
+        for path in (folder, folder / "work"):
+            os.chown(path, uid, uid)
+    return folder
+
+
+def sandbox_uid() -> int | None:
+    """A fresh unprivileged user id for one kernel when the grader is root, else ``None`` (the grader's own)."""
+    return secrets.randbelow(_UID_RANGE[1] - _UID_RANGE[0]) + _UID_RANGE[0] if os.geteuid() == 0 else None
+
+
+def probe_sandbox(hidden: list[Path], limits: dict[str, int]) -> None:
+    """Start Python with ipykernel and attnlib in the sandbox once, so that a broken sandbox is named before grading.
+
+    Raises
+    ------
+    SandboxUnavailable
+        If the sandbox's tools are missing or Python does not start in it (the message quotes its error).
+    """
+    key = (tuple(map(str, hidden)), tuple(sorted(limits.items())))
+    if key in _probed:
+        if _probed[key]:
+            raise SandboxUnavailable(_probed[key])
+        return
+    uid = sandbox_uid()
+    folder = make_kernel_dir(uid)
+    try:
+        cmd = sandbox_command([sys.executable, "-c", "import ipykernel, attnlib; print('sandbox ok')"], folder, hidden, limits, uid)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        ok = done.returncode == 0 and "sandbox ok" in done.stdout
+        _probed[key] = "" if ok else (
+            f"Python does not start in the grading sandbox (exit code {done.returncode}): {done.stderr.strip()[-800:]}\n"
+            "Check that bubblewrap can make namespaces here (as a user other than root: unprivileged user namespaces "
+            "enabled), or grade without the sandbox by setting c.SandboxExecute.sandbox = False in nbgrader_config.py"
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if _probed[key]:
+        raise SandboxUnavailable(_probed[key])
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernels talk over ipc sockets in a folder of their own, optionally in the sandbox.
+
+    ipc sockets are files in a fresh folder per kernel, so kernels started at
+    the same moment by parallel graders cannot take each other's ports (TCP
+    ports are picked free, then bound by the kernel: a race).
+    """
+
+    sandboxed = Bool(True, help="Run the kernel in the grading sandbox (sandbox_command).").tag(config=True)
+    hidden = List(Unicode(), help="Folders the kernel must not see.").tag(config=True)
+    limits = Dict(help="prlimit resource -> limit for the kernel.").tag(config=True)
+    kernel_dir = Instance(Path, allow_none=True)
+    uid = Integer(None, allow_none=True)
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.kernel_dir is None:
+            self.uid = sandbox_uid() if self.sandboxed else None
+            self.kernel_dir = make_kernel_dir(self.uid)
+            self.transport = "ipc"
+            self.ip = str(self.kernel_dir / "kernel")
+            self.connection_file = str(self.kernel_dir / "kernel.json")
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        if self.uid is not None:
+            os.chown(self.connection_file, self.uid, self.uid)
+        if self.sandboxed:
+            cmd = sandbox_command(cmd, self.kernel_dir, [Path(h) for h in self.hidden], dict(self.limits), self.uid)
+        return cmd, kw
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self.kernel_dir is not None:
+            shutil.rmtree(self.kernel_dir, ignore_errors=True)
+            self.kernel_dir = None
+
+
+class SandboxExecute(Execute):
+    """nbgrader's ``Execute`` in the grading sandbox, over ipc sockets, grading every cell it can.
+
+    A cell that stops the kernel (``os._exit``, a crash, a resource limit) or
+    runs past the timeout (even one that swallows the interrupt) gets an error
+    output naming what happened; the kernel is started afresh, the cells
+    before it run again and the cells after it run as usual. So the cell costs
+    the items it touches, and the submission is graded (and not retried by
+    the next ``nbgrader autograde``). After ``max_restarts`` such cells, the
+    cells not yet run get an error output saying so.
+    """
+
+    sandbox = Bool(
+        True,
+        help="Run students' code in the grading sandbox (bubblewrap). False runs it as the grader: only for trusted notebooks.",
+    ).tag(config=True)
+    hide = List(Unicode(), help="Further folders that students' code must not see (the course and exchange always are hidden).").tag(
+        config=True
+    )
+    cpu_seconds = Integer(600, help="CPU seconds a kernel may use (then it is stopped).").tag(config=True)
+    memory_bytes = Integer(4 << 30, help="Address space of a kernel in bytes.").tag(config=True)
+    processes = Integer(256, help="Processes and threads of a kernel's user.").tag(config=True)
+    file_bytes = Integer(256 << 20, help="Largest file a kernel may write, in bytes.").tag(config=True)
+    max_restarts = Integer(2, help="Cells that may stop the kernel before the rest of the notebook is given up.").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kernel_manager_class = SandboxedKernelManager
+
+    def hidden_folders(self, resources) -> list[Path]:
+        """The course, the exchange, the gradebook's folder, the hidden tests and ``hide``: never visible to students' code."""
+        cfg = self.config
+        folders = [Path(h) for h in self.hide]
+        root = cfg.CourseDirectory.get("root") or os.getcwd()
+        folders.append(Path(root))
+        folders.append(Path(cfg.Exchange.get("root") or "/srv/nbgrader/exchange"))
+        db_url = (resources or {}).get("nbgrader", {}).get("db_url", "") or cfg.CourseDirectory.get("db_url", "")
+        if db_url.startswith("sqlite:///"):
+            folders.append(Path(db_url[len("sqlite:///") :]).parent)
+        folders.append(Path(os.environ.get("JUPYTER_RUNTIME_DIR") or Path.home() / ".local/share/jupyter/runtime"))
+        folders.append(Path(__file__).resolve().parent / "hidden_tests")  # in the clone, which the kernel sees: not these
+        return list(dict.fromkeys(Path(os.path.realpath(f)).absolute() for f in folders))
+
+    def limits(self) -> dict[str, int]:
+        return {
+            "cpu": self.cpu_seconds,
+            "as": self.memory_bytes,
+            "nproc": self.processes,
+            "fsize": self.file_bytes,
+            "nofile": 256,
+            "core": 0,
+        }
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.sandboxed = self.sandbox
+        km.hidden = [str(h) for h in self._hidden]
+        km.limits = self.limits()
+        return km
+
+    def _stopped(self, cell, reason: str) -> None:
+        cell.outputs.append(nbformat.v4.new_output("error", ename="KernelStopped", evalue=reason, traceback=[f"KernelStopped: {reason}"]))
+
+    def preprocess(self, nb, resources=None, km=None):
+        from nbclient import NotebookClient
+
+        self._hidden = self.hidden_folders(resources)
+        if self.sandbox:
+            probe_sandbox(self._hidden, self.limits())
+        else:
+            self.log.warning("Grading WITHOUT the sandbox (c.SandboxExecute.sandbox = False): students' code runs as you")
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        skipped: set[int] = set()
+        timeout_name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
+        who = "/".join(str(resources.get("nbgrader", {}).get(k, "?")) for k in ("student", "assignment")) if resources else "?"
+        while True:
+            stopped = None
+            with self.setup_kernel():
+                info = self.wait_for_reply(self.kc.kernel_info())
+                self.nb.metadata["language_info"] = info["content"]["language_info"]
+                for index, cell in enumerate(self.nb.cells):
+                    if index in skipped:
+                        continue
+                    try:
+                        self.preprocess_cell(cell, resources, index)
+                    except DeadKernelError:
+                        stopped = (index, "the kernel stopped (an exit, a crash or a resource limit) while running this cell")
+                        break
+                    except CellTimeoutError:  # the interrupt did not end the cell, and its output never settled
+                        stopped = (index, f"this cell ran past the time limit of {self.timeout} s")
+                        break
+                    except Exception as exc:  # noqa: BLE001 (nbclient's timeouts of the output channel, a kernel gone mute)
+                        stopped = (index, f"the kernel stopped answering while running this cell ({type(exc).__name__})")
+                        break
+                    if any(o.get("output_type") == "error" and o.get("ename") == timeout_name for o in cell.get("outputs", [])):
+                        stopped = (index, f"this cell ran past the time limit of {self.timeout} s")
+                        break
+            if stopped is None:
+                break
+            index, reason = stopped
+            cell = self.nb.cells[index]
+            name = cell_name(self.nb, index)
+            self._stopped(cell, f"{reason}; the other cells were graded without it")
+            self.log.warning("%s: %s: %s; graded the other cells without it", who, name, reason)
+            skipped.add(index)
+            if len(skipped) > self.max_restarts:
+                for later in self.nb.cells[index + 1 :]:
+                    if later.cell_type == "code":
+                        later.outputs = []
+                        self._stopped(later, f"not run: {len(skipped)} cells stopped the kernel")
+                self.log.warning("%s: %d cells stopped the kernel; the cells after %s were not run", who, len(skipped), name)
+                break
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+
+UNREADABLE_SUFFIX = ".unreadable"
+
+
+def unreadable_as_unanswered(notebooks=(), **_) -> list[Path]:
+    """``c.Autograde.pre_convert_hook``: a submitted notebook that cannot be read is graded as handed out, unanswered.
+
+    nbgrader stops on a file that is not a notebook (a truncated download, say)
+    and tries it again on every run. This keeps the file as
+    ``<name>.ipynb.unreadable`` beside it and puts the released version in its
+    place, with a first cell saying so: every item scores 0, the submission is
+    graded once, and the feedback and the LMS export name it. Returns the files
+    replaced.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the released version (``release/<assignment>/<name>.ipynb``) is missing.
+    """
+    replaced = []
+    for name in notebooks:
+        path = Path(name)
+        try:
+            nbformat.read(path, as_version=4)  # what nbgrader reads (schema problems are only warnings there)
+            continue
+        except Exception as exc:  # noqa: BLE001 (any reason the file is not a notebook)
+            problem = f"{type(exc).__name__}: {str(exc)[:300]}"
+        kept = path.with_name(path.name + UNREADABLE_SUFFIX)
+        if not kept.exists():
+            path.replace(kept)
+        assignment, root = path.parent.name, path.parents[3]
+        nb = nbformat.read(root / "release" / assignment / path.name, as_version=4)
+        note = (
+            f"**The submitted file {path.name} could not be read** ({problem}); it was graded as handed out, "
+            f"unanswered, and is kept as {kept.name}."
+        )
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+        nbformat.write(nb, path)
+        print(f"[WARNING] {path}: not a readable notebook ({problem}); graded as unanswered, kept as {kept.name}", file=sys.stderr)
+        replaced.append(path)
+    return replaced
+
+
+def cell_name(nb, index: int) -> str:
+    """A cell's grade id, or, for a cell a student added, where it stands (``the cell after ch09-ex1-test``, ``cell 2 after ...``)."""
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells[: index + 1]]
+    if ids[index]:
+        return ids[index]
+    named = [k for k, gid in enumerate(ids) if gid]
+    if not named:
+        return f"cell {index + 1}"
+    offset = index - named[-1]
+    return f"{'the cell' if offset == 1 else f'cell {offset}'} after {ids[named[-1]]}"
+
+
+def stopped_cells(nb) -> list[str]:
+    """The cells of a graded notebook that stopped the kernel or ran past the time limit (``SandboxExecute``)."""
+    return [
+        cell_name(nb, k)
+        for k, cell in enumerate(nb.cells)
+        if any(o.get("output_type") == "error" and o.get("ename") == "KernelStopped" for o in cell.get("outputs", []))
+        and "not run:" not in "".join(o.get("evalue", "") for o in cell.get("outputs", []))
+    ]
+
+
+class LimitOutputCharacters(_BookPreprocessor):
+    """Cap the characters a cell's outputs keep (nbgrader's LimitOutput caps lines, and a line may be 200 MB).
+
+    Outputs past the budget are shortened or dropped, with a note; every error
+    output, the first ``stderr`` stream and the first result are kept
+    (shortened), so the points nbgrader reads from them do not change.
+    """
+
+    max_characters = Integer(200_000, help="Characters of output kept per cell (text, data and tracebacks together).").tag(config=True)
+
+    def _cut(self, text: str, budget: int) -> str:
+        return text if len(text) <= budget else text[: max(budget, 0)]
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code":
+            return cell, resources
+        budget, dropped, kept = self.max_characters, 0, []
+        seen_stderr = seen_result = False
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            must = kind == "error" or (kind == "stream" and out.get("name") == "stderr" and not seen_stderr)
+            must = must or (kind == "execute_result" and not seen_result)
+            seen_stderr |= kind == "stream" and out.get("name") == "stderr"
+            seen_result |= kind == "execute_result"
+            size = _output_size(out)
+            if size <= budget:
+                budget -= size
+                kept.append(out)
+                continue
+            if not must and budget <= 0:
+                dropped += size
+                continue
+            share = max(budget, 200 if must else 0)
+            dropped += size - _shorten(out, share)
+            budget -= share
+            kept.append(out)
+        if dropped:
+            kept.append(
+                nbformat.v4.new_output(
+                    "stream", name="stdout", text=f"\n[output cut: {dropped} characters beyond the limit of {self.max_characters}]\n"
+                )
+            )
+            cell.outputs = kept
+            self.log.warning("Cut %d characters of output from cell %s", dropped, cell.metadata.get("nbgrader", {}).get("grade_id", index))
+        return cell, resources
+
+
+def _output_size(out) -> int:
+    size = len(out.get("text", "")) + len(out.get("evalue", "")) + sum(len(t) for t in out.get("traceback", []))
+    return size + sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in out.get("data", {}).values())
+
+
+def _shorten(out, budget: int) -> int:
+    """Shorten one output in place to about ``budget`` characters; returns its new size."""
+    if "text" in out:
+        out["text"] = out["text"][:budget]
+    if "evalue" in out:
+        out["evalue"] = out["evalue"][:budget]
+        out["traceback"] = [t[:budget] for t in out.get("traceback", [])][:20]
+    if "data" in out:
+        data = out["data"]
+        text = data.get("text/plain", "")
+        out["data"] = {"text/plain": (text if isinstance(text, str) else str(text))[:budget]}
+    return _output_size(out)
+
+
 def sanitize_preprocessors(seed: bool = True) -> list:
     """``c.Autograde.sanitize_preprocessors``: nbgrader's, with the book's restore and seed steps."""
     return [
@@ -271,12 +745,13 @@ def sanitize_preprocessors(seed: bool = True) -> list:
 
 
 def autograde_preprocessors() -> list:
-    """``c.Autograde.autograde_preprocessors``: nbgrader's, with the outside judge right after Execute."""
+    """``c.Autograde.autograde_preprocessors``: nbgrader's, the notebook run in the sandbox, the outside judge right after it."""
     return [
-        Execute,
+        SandboxExecute,
         JudgeHandIns,
         IgnorePattern,
         ClearMetadataPreprocessor,
+        LimitOutputCharacters,
         LimitOutput,
         SaveAutoGrades,
         AssignLatePenalties,
@@ -346,7 +821,7 @@ class LmsGradesExporter(ExportPlugin):
         if off_roster:
             self.log.warning("Not on the roster %s, so not exported: %s", self.roster, ", ".join(off_roster))
         header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] + [a.name for a in assignments]
-        ungraded = []
+        ungraded, stopped = [], []
         with open(dest, "w", newline="") as fh:
             writer = csv.writer(fh)
             writer.writerow(header)
@@ -365,6 +840,7 @@ class LmsGradesExporter(ExportPlugin):
                     except MissingEntry:
                         row.append("0")
                         continue
+                    stopped.extend(f"{sid} {a.name} ({name})" for name in self._stopped_cells(sid, a.name))
                     if sub.needs_manual_grade:
                         ungraded.append(f"{sid} {a.name}")
                         row.append(self.ungraded_marker)
@@ -377,7 +853,23 @@ class LmsGradesExporter(ExportPlugin):
                 self.ungraded_marker,
                 ", ".join(ungraded),
             )
+        if stopped:
+            self.log.warning(
+                "Cells that stopped the grader's kernel or ran past its time limit, and unreadable files "
+                "(each costs the items it touches): %s",
+                ", ".join(stopped),
+            )
         self.log.info("Wrote %d students x %d assignments to %s", len(wanted), len(assignments), dest)
+
+    def _stopped_cells(self, student: str, assignment: str) -> list[str]:
+        coursedir = getattr(self.parent, "coursedir", None)
+        if coursedir is None:
+            return []
+        folder = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment))
+        found = [name for path in sorted(folder.glob("*.ipynb")) for name in stopped_cells(nbformat.read(path, as_version=4))]
+        submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
+        unreadable = sorted(submitted.glob(f"*.ipynb{UNREADABLE_SUFFIX}"))
+        return found + [f"{p.name[: -len(UNREADABLE_SUFFIX)]} could not be read, graded as unanswered" for p in unreadable]
 
 
 def _points(x: float) -> str:

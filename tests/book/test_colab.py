@@ -10,9 +10,10 @@ chapter is made by the theme from ``launch_buttons.colab_url`` and the same
 repository.
 
 Checked here: every notebook starts with exactly that cell (a fast test), and
-on the built book every chapter's Colab link opens that chapter's notebook in
-the configured repository, while the cell's code is not on the page (slow:
-the built book). The cell itself runs in a fresh virtual environment without
+on the built book every chapter's Colab link opens the reader's copy of that
+chapter (unsolved answer cells: the download menu's copy, as published on the
+site's branch, never ``chapters/`` with the model solutions), while the cell's
+code is not on the page (slow: the built book). The cell itself runs in a fresh virtual environment without
 attnlib in ``tests/package/test_package.py``. Colab itself cannot be reached from here.
 
 The cell and its writer are ``tools/colab_cell.py``; after a fork changes ``_config.yml`` or a
@@ -21,7 +22,6 @@ new notebook is added, ``.venv/bin/python tools/colab_cell.py`` writes it into e
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from html.parser import HTMLParser
 
@@ -33,10 +33,16 @@ from support.repository import repository
 from tools.colab_cell import CELL_ID, CELL_TAGS, COLAB, install_cell_source, notebooks
 
 
+def reader_branch() -> str:
+    """The branch the built site is published to (``sphinx.config.reader_notebooks_branch`` in ``_config.yml``)."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    return config["sphinx"]["config"]["reader_notebooks_branch"]
+
+
 def colab_chapter_url(notebook: str) -> str:
-    """The address a chapter's Colab button must have: the notebook on GitHub, opened by Colab."""
-    owner, name, branch = repository()
-    return f"{COLAB}/github/{owner}/{name}/blob/{branch}/{notebook}"
+    """The address a chapter's Colab button must have: the reader's copy as published (``_sources/``), opened by Colab."""
+    owner, name, _ = repository()
+    return f"{COLAB}/github/{owner}/{name}/blob/{reader_branch()}/_sources/{notebook}"
 
 
 def test_every_notebook_starts_with_the_install_cell():
@@ -107,8 +113,12 @@ class _Links(HTMLParser):
 
 
 @pytest.mark.slow
-def test_every_chapter_page_opens_its_own_notebook_in_colab(web_html):
-    tracked = set(subprocess.run(["git", "ls-files", "chapters"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split())
+def test_every_chapter_page_opens_its_own_reader_notebook_in_colab(web_html):
+    """Colab opens the published copy (``_sources/`` of the built site): no answer cell there holds a solution."""
+    import json
+
+    _, _, source_branch = repository()
+    assert reader_branch() != source_branch, "the source branch's chapters/ hold the model solutions"
     for path in notebooks():
         page = web_html / "chapters" / f"{path.stem}.html"
         assert page.is_file(), f"{page} was not built"
@@ -118,6 +128,12 @@ def test_every_chapter_page_opens_its_own_notebook_in_colab(web_html):
         colab = [h for h in parser.hrefs if h.startswith(COLAB)]
         notebook = f"chapters/{path.name}"
         assert colab == [colab_chapter_url(notebook)], f"{page.name}: Colab links {colab}"
-        assert notebook in tracked, f"{notebook} is not committed, so Colab cannot open it from GitHub"
+        published = web_html / "_sources" / notebook  # what ghp-import puts on the reader branch
+        cells = json.loads(published.read_text())["cells"]
+        answers = [c for c in cells if c["metadata"].get("nbgrader", {}).get("solution")]
+        for cell in answers:
+            text = "".join(cell["source"])
+            assert "BEGIN SOLUTION" not in text, f"{published}: an answer cell holds its solution"
+            assert "YOUR CODE HERE" in text or "YOUR ANSWER HERE" in text, f"{published}: answer cell {text[:200]!r}"
         # the install cell is the notebook's business, not the chapter's: the page leaves it out
         assert "find_spec" not in text and "git+https://" not in text, f"{page.name} shows the install cell"

@@ -108,6 +108,22 @@ def test_the_download_menu_gives_the_student_versions(tmp_path):
     assert "BEGIN SOLUTION" not in text and "raise NotImplementedError()" in text and "<details>" in text
 
 
+def test_colab_buttons_open_the_published_student_version(tmp_path):
+    """The theme's Colab link opens chapters/ on the source branch (model solutions); after the build it opens _sources/."""
+    pages = tmp_path / "chapters"
+    pages.mkdir()
+    name = CHAPTERS[3].name
+    theme = f'<a href="https://colab.research.google.com/github/owner/book/blob/main/chapters/{name}" class="btn">'
+    (pages / f"{CHAPTERS[3].stem}.html").write_text(f"<p>{theme}</p><a href=\"https://github.com/owner/book/blob/main/chapters/{name}\">")
+    config = SimpleNamespace(reader_notebooks_branch="site")
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"), config=config)
+    student._rewrite_downloads(app, None)
+    text = (pages / f"{CHAPTERS[3].stem}.html").read_text()
+    assert f"https://colab.research.google.com/github/owner/book/blob/site/_sources/chapters/{name}" in text
+    assert "colab.research.google.com/github/owner/book/blob/main" not in text
+    assert f"https://github.com/owner/book/blob/main/chapters/{name}" in text  # the repository link is left alone
+
+
 def test_jupyterlite_copies_the_student_versions(tmp_path):
     lite = _load("jupyterlite_book")
     lite._copy_chapters(None, SimpleNamespace(jupyterlite_content_dir=str(tmp_path)))

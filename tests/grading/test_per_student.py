@@ -28,6 +28,7 @@ import html
 import os
 import re
 import secrets
+import socket
 import subprocess
 import time
 import warnings
@@ -59,6 +60,29 @@ checks.check_by_hand = lambda *a, **k: checks.CheckResult("patched", 1, 1)
 _grading.judge = lambda *a, **k: []
 dz_row = [9.0, 9.0, 9.0]"""
 WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
+#: s003's spy cell in chapter 9 (after the first test): everything a student would try from the grader's kernel
+SPY = """import os, socket
+def attempt(what, action):
+    try:
+        print("DONE", what, repr(action())[:300])
+    except Exception as exc:
+        print("BLOCKED", what, type(exc).__name__)
+attempt("secret", lambda: open({secret!r}).read())
+attempt("gradebook", lambda: open({db!r}, "rb").read(100))
+attempt("other-submission", lambda: open({other!r}).read(100))
+attempt("course-folder", lambda: os.listdir({course!r}))
+attempt("exchange", lambda: os.listdir({exchange!r}))
+attempt("hidden-tests", lambda: open({hidden!r}).read(100))
+attempt("write-course", lambda: open({course!r} + "/planted.txt", "w").write("x"))
+attempt("write-clone", lambda: open({grading!r}, "a").write("\\ndef judge(*a, **k):\\n    return []\\n"))
+attempt("write-tmp", lambda: open("/tmp/planted-by-s003", "w").write("x"))
+attempt("network", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=3).close())
+attempt("write-scratch", lambda: open("scratch.txt", "w").write("mine"))
+print("x" * 5_000_000)"""
+#: the answers are in, then the kernel goes: s003's cells after the spy (chapter 9) and after 15.1's test
+EXIT = "import os\nos._exit(0)"
+SWALLOW = "while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass"
+SHORT_TIMEOUT = 20  # seconds per cell for s003's chapter 15 only (the page's is 120)
 
 
 def documented_blocks() -> dict[str, tuple[str, str]]:
@@ -118,6 +142,19 @@ def answered(release, source, seed: int, changes: dict[str, str] | None = None):
     return nb
 
 
+def with_cells_after(nb, gid: str, sources: list[str]):
+    """``nb`` with new (unlocked, ungraded) code cells right after the cell ``gid``, as a student adds them."""
+    at = next(k for k, c in enumerate(nb.cells) if nbg(c).get("grade_id") == gid) + 1
+    nb.cells[at:at] = [nbformat.v4.new_code_cell(src) for src in sources]
+    return nb
+
+
+def git_state() -> tuple[str, str]:
+    """The clone's ``git status`` and the grading module's bytes, to compare before and after grading."""
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return status, (ROOT / "attnlib" / "exercises" / "grading.py").read_text()
+
+
 def swapped_answers(mine, theirs):
     out = copy.deepcopy(mine)
     for cell, other in zip(out.cells, theirs.cells, strict=True):
@@ -141,12 +178,16 @@ def course(tmp_path_factory):
     page = Page(home)
     root = page.course
     tool = _course_module()
-    out = {"root": root, "page": page, "scores": {}, "autograded": {}, "logs": {}, "personal": {}}
+    listener = socket.socket()  # a server on the grader's loopback, which the sandbox must not reach
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    out = {"root": root, "page": page, "scores": {}, "autograded": {}, "logs": {}, "personal": {}, "git_before": git_state()}
 
     out["make"] = page.run("instructors-make-course", cwd=home)
     assert len((root / "course_secret.txt").read_text().strip()) == 32  # a fresh random secret per course
     (root / "course_secret.txt").write_text(FIXED_SECRET + "\n")
     page.append_config("instructors-late-penalty")
+    out["sandbox"] = page.run("instructors-sandbox")
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     keys = {a: variants.route_key(FIXED_SECRET, a, "files" if a in FILES else "exchange") for a in CHAPTERS}
@@ -212,12 +253,27 @@ def course(tmp_path_factory):
     attack06.cells = [c for c in attack06.cells if nbg(c).get("grade_id") not in ("ch06-seed", "ch06-ex1-test")]
     submit("ch06", "s003", attack06, mtime=LATE)
     changes09 = {
-        "ch09-ex1-answer": "masked_row = [0.5, False, 0.5]",  # a boolean typed for a number (issue 49)
         "ch09-ex2-answer": "my_causal_mask = attnlib.causal_mask",
-        "ch09-ex3-answer": MASKED_ARRAY_9_3,  # right numbers in an np.ma array (issue 49)
+        "ch09-ex3-answer": MASKED_ARRAY_9_3,  # right numbers in an np.ma array (issue 49), graded after the exit
         "ch09-ex4-written": WRITTEN_9_4,
     }
-    submit("ch09", "s003", answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09))
+    spy = SPY.format(
+        secret=str(root / "course_secret.txt"),
+        db=str(root / "gradebook.db"),
+        other=str(root / "submitted" / "s001" / "ch09" / "ch09.ipynb"),
+        course=str(root),
+        exchange=str(root / "exchange"),
+        grading=str(ROOT / "attnlib" / "exercises" / "grading.py"),
+        hidden=str(INSTRUCTOR / "hidden_tests" / "README.md"),  # a file that exists: the folder is hidden
+        port=listener.getsockname()[1],
+    )
+    attack09 = answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09)
+    submit("ch09", "s003", with_cells_after(attack09, "ch09-ex1-test", [spy, EXIT]))
+    truncated = nbformat.writes(answered(out["personal"]["ch01", "s003"], sources["ch01"], seeds["s003", "ch01"]))
+    (root / "downloads" / "ch01").mkdir(parents=True, exist_ok=True)
+    (root / "downloads" / "ch01" / "s003_ch01.ipynb").write_text(truncated[: len(truncated) // 2])  # a broken download
+    attack15 = answered(out["personal"]["ch15", "s003"], sources["ch15"], seeds["s003", "ch15"])
+    submit("ch15", "s003", with_cells_after(attack15, "ch15-ex1-test", [SWALLOW]))
     changes14 = {"ch14-ex1-answer": ATTACK_14_1, "ch14-ex2-answer": "softmax_backward = backward.softmax_backward"}
     submit("ch14", "s003", answered(out["personal"]["ch14", "s003"], sources["ch14"], seeds["s003", "ch14"], changes14))
     out["place"] = page.run("instructors-place")
@@ -231,8 +287,20 @@ def course(tmp_path_factory):
             if (root / "submitted" / s / a).exists():
                 if a in ("ch06", "ch09"):
                     scores("round1", a, s)
+                elif (a, s) == ("ch15", "s003"):  # the endless loop: a shorter time limit keeps the suite quick
+                    short = copy.deepcopy(cfg)
+                    short.ExecutePreprocessor.timeout = SHORT_TIMEOUT
+                    api = NbGraderAPI(coursedir=CourseDirectory(config=short), config=short)
+                    began = time.perf_counter()
+                    grade("round1", a, s)
+                    out["loop_seconds"] = time.perf_counter() - began
+                    api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+                    began = time.perf_counter()  # graded once: the page's command does not run it again
+                    again = subprocess.run(["nbgrader", "autograde", a], cwd=root, env=page.env, capture_output=True, text=True)
+                    out["loop_again"] = (time.perf_counter() - began, again.stdout + again.stderr, again.returncode)
                 else:
                     grade("round1", a, s)
+    listener.close()
 
     # round 2: copied answers; chapter 6 re-graded by the page's commands
     for a in CHAPTERS:
@@ -251,6 +319,7 @@ def course(tmp_path_factory):
     out["feedback_log"] = page.run("instructors-feedback")
     page.run("instructors-student-feedback", cwd=desk)
     out["feedback"] = (root / "feedback" / "s002" / "ch09" / "ch09.html").read_text()
+    out["git_after"] = git_state()
     out["export"] = page.run("instructors-export")
     page.run("instructors-export-moodle")
     out["similar"] = page.run("instructors-similar")
@@ -385,7 +454,8 @@ def test_attnlibs_own_function_scores_zero_and_says_why(course, a, gid, name):
 @pytest.mark.parametrize(
     ("gid", "reason"),
     [
-        ("ch09-ex1-test", "masked_row[1]: not yet; it is bool, not a number."),
+        # 9.1 typed with a boolean is judged by the same comparator in tests/exercises/test_one_comparator.py; here
+        # s003's 9.1 stays right, to show that the exit after it (issue 46) costs it nothing
         ("ch09-ex3-test", "the result is a numpy.ma masked array; return a plain array"),
     ],
 )
@@ -436,7 +506,7 @@ def test_lms_export_holds_the_graded_points_after_penalties_for_the_roster_only(
     s003 = students[2]
     raw = sum(score or 0 for score, _ in course["scores"]["round1", "ch06", "s003"].values())
     assert raw > 0 and s003[col["ch06"]] == "0"  # handed in late under the zero penalty
-    assert s003[col["ch01"]] == "0"  # not handed in
+    assert s003[col["ch01"]] == "0"  # an unreadable file, graded as unanswered
     assert s003[col["ch09"]] == ""  # its written answer is not graded yet
     assert "Hand-graded parts not graded yet" in course["export"] and "s003 ch09" in course["export"]
     moodle = _export(course, "moodle_grades.csv")
@@ -493,3 +563,97 @@ def test_similarity_report_shows_the_copied_pair_side_by_side(course):
     assert "-- ch06-ex2-answer (similarity 1.00): s001 | s002" in report
     assert re.search(r"def attention_head\(X, W_Q, W_K, W_V\): +\| def attention_head", report)
     assert course["os_user"] not in report  # an unanswered notebook is never similar to anything
+
+
+def _cell_after(nb, gid: str):
+    at = next(k for k, c in enumerate(nb.cells) if nbg(c).get("grade_id") == gid)
+    return nb.cells[at + 1]
+
+
+def _outputs_text(cell) -> str:
+    return "".join(str(o.get("text", "")) + str(o.get("evalue", "")) for o in cell.outputs)
+
+
+@pytest.mark.slow
+def test_the_sandbox_keeps_students_code_away_from_the_course_the_clone_and_the_network(course):
+    """s003's added cell in chapter 9 tries, from the kernel `nbgrader autograde ch09` started, everything listed."""
+    nb = course["autograded"]["round1", "ch09", "s003"]
+    printed = _outputs_text(_cell_after(nb, "ch09-ex1-test"))
+    tried = ("secret", "gradebook", "other-submission", "course-folder", "exchange", "hidden-tests")
+    tried += ("write-course", "write-clone", "write-tmp", "network")
+    for what in tried:
+        assert f"BLOCKED {what} " in printed, f"the sandbox let s003's cell do {what}: {printed[:2000]}"
+    assert "DONE write-scratch 4" in printed  # its own scratch folder is writable
+    root = course["root"]
+    assert not (root / "planted.txt").exists() and not Path("/tmp/planted-by-s003").exists()
+    assert course["git_after"] == course["git_before"]  # the clone (attnlib, the grader's code) unchanged
+    for folder in ("autograded", "feedback"):
+        for path in (root / folder).rglob("*"):
+            if path.is_file():
+                assert FIXED_SECRET not in path.read_text(errors="replace"), f"{path} holds the course secret"
+
+
+@pytest.mark.slow
+def test_a_cell_that_stops_the_kernel_costs_only_what_it_touches(course):
+    """os._exit(0) after 9.1's test: 9.1 keeps its points, 9.3 after it is judged (0: an np.ma array, with the
+    self-check's reason), 9.2 (attnlib's own) still 0."""
+    scores = course["scores"]["round1", "ch09", "s003"]
+    assert scores["ch09-ex1-test"] == (1, 1) and scores["ch09-ex3-test"] == (0, 3) and scores["ch09-ex2-test"] == (0, 2)
+    judged = _test_cell_text(course["autograded"]["round1", "ch09", "s003"], "ch09-ex3-test")
+    assert "graded outside the notebook: " in judged and "numpy.ma masked array" in judged
+    nb = course["autograded"]["round1", "ch09", "s003"]
+    exit_cell = nb.cells[nb.cells.index(_cell_after(nb, "ch09-ex1-test")) + 1]
+    assert "KernelStopped" in str(exit_cell.outputs) and "the kernel stopped" in _outputs_text(exit_cell)
+    log = course["autograde_log"]
+    assert "s003/ch09: cell 2 after ch09-ex1-test: the kernel stopped (an exit, a crash or a resource limit)" in log
+    assert "s003/ch09: the cell after ch09-ex1-test" not in log  # the spy cell before it ran to its end
+    assert "Cells that stopped the grader's kernel" in course["export"] and "s003 ch09 (cell 2 after ch09-ex1-test)" in course["export"]
+
+
+@pytest.mark.slow
+def test_a_loop_that_swallows_the_interrupt_costs_only_what_it_touches_and_is_not_retried(course):
+    scores = course["scores"]["round1", "ch15", "s003"]
+    assert all(score == max_score for part, (score, max_score) in scores.items() if part.endswith("-test")), scores
+    nb = course["autograded"]["round1", "ch15", "s003"]
+    assert f"ran past the time limit of {SHORT_TIMEOUT} s" in _outputs_text(_cell_after(nb, "ch15-ex1-test"))
+    assert course["loop_seconds"] < 4 * SHORT_TIMEOUT + 60, course["loop_seconds"]
+    seconds, log, code = course["loop_again"]
+    assert code == 0 and f"Skipping existing assignment: {course['root'] / 'autograded' / 's003' / 'ch15'}" in log, log
+    assert seconds < SHORT_TIMEOUT, (seconds, log)
+    assert "s003 ch15 (the cell after ch15-ex1-test)" in course["export"]
+
+
+@pytest.mark.slow
+def test_a_200_mb_print_is_cut_to_the_character_limit(course):
+    root = course["root"]
+    for path in (root / "autograded" / "s003" / "ch09" / "ch09.ipynb", root / "feedback" / "s003" / "ch09" / "ch09.html"):
+        assert path.stat().st_size < 1_000_000, f"{path} is {path.stat().st_size} bytes"
+    printed = _outputs_text(_cell_after(course["autograded"]["round1", "ch09", "s003"], "ch09-ex1-test"))
+    assert "[output cut: " in printed and "characters beyond the limit of 200000]" in printed
+    honest = [log for (round_, _, s), log in course["logs"].items() if s in STUDENTS]
+    assert honest and not any("Cut " in log or "KernelStopped" in log or "stopped the kernel" in log for log in honest)
+
+
+@pytest.mark.slow
+def test_the_pages_sandbox_check_reports_every_attempt_refused(course):
+    report = course["sandbox"]
+    tool = _course_module()
+    for what, _ in tool.SANDBOX_TRIES:
+        assert f"refused: {what} (" in report, report
+    assert "ALLOWED" not in report and "The grading sandbox works." in report
+    assert str(course["root"]) in report.split("hidden from students' code: ")[1].splitlines()[0]
+    assert not (course["root"] / "sandbox-probe.txt").exists() and not (ROOT / "attnlib" / "sandbox-probe.txt").exists()
+
+
+@pytest.mark.slow
+def test_an_unreadable_submission_costs_that_submission_only_and_is_named(course):
+    root = course["root"]
+    assert (root / "submitted" / "s003" / "ch01" / "ch01.ipynb.unreadable").read_text().startswith("{")  # the file as handed in
+    scores = course["scores"]["round1", "ch01", "s003"]
+    assert scores and all((score or 0) == 0 for score, _ in scores.values()), scores
+    nb = course["autograded"]["round1", "ch01", "s003"]
+    assert nb.cells[0].source.startswith("**The submitted file ch01.ipynb could not be read** (")
+    assert "s003 ch01 (ch01.ipynb could not be read, graded as unanswered)" in course["export"]
+    for s in STUDENTS:  # graded as before
+        graded = course["scores"]["round1", "ch01", s]
+        assert all(score == max_score for part, (score, max_score) in graded.items() if not part.endswith("-written"))

@@ -1,0 +1,142 @@
+"""The grading sandbox's parts on their own: its command, its errors, its kernels over ipc, the output cap.
+
+The attacks through a real ``nbgrader autograde`` are in ``test_per_student.py`` (s003's chapter 9 and 15
+submissions) and the honest submissions of every chapter in ``test_nbgrader.py``, both in the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader import utils
+from support.grading import nbgrader_plugins as plugins
+
+LIMITS = {"cpu": 60, "as": 4 << 30, "nproc": 64, "fsize": 1 << 20, "nofile": 256, "core": 0}
+
+
+def test_the_command_hides_the_course_and_drops_every_privilege(tmp_path):
+    course = Path(plugins.__file__).resolve().parent.parent / "some-course-inside-the-clone"
+    cmd = plugins.sandbox_command(["python", "-c", "pass"], tmp_path, [course], LIMITS, uid=1 << 20)
+    assert Path(cmd[0]).name == "prlimit" and "--cpu=60" in cmd and "--nproc=64" in cmd
+    for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--clearenv"):
+        assert flag in cmd
+    assert cmd[cmd.index("--tmpfs") + 1] == str(course)  # inside a shown folder (the clone): covered by an empty one
+    assert cmd.index("--tmpfs") > max(k for k, a in enumerate(cmd) if a == "--ro-bind")  # and after it, so on top
+    assert cmd[cmd.index("--bind") + 1 : cmd.index("--bind") + 3] == [str(tmp_path)] * 2  # the only writable folder
+    start = cmd.index("--reuid=1048576")
+    assert Path(cmd[start - 1]).name == "setpriv" and "--no-new-privs" in cmd[start:] and "--bounding-set=-all" in cmd[start:]
+    assert cmd[-3:] == ["python", "-c", "pass"]
+
+
+@pytest.mark.parametrize(
+    ("kernel_dir", "hidden", "limits", "message"),
+    [
+        ("relative", [], LIMITS, "must be absolute paths"),
+        ("/tmp/k", ["course"], LIMITS, "must be absolute paths"),
+        ("/tmp/k", [], {"cpu": -1}, "limit cpu must be a non-negative integer"),
+    ],
+)
+def test_bad_arguments_are_named(kernel_dir, hidden, limits, message):
+    with pytest.raises(ValueError, match=message):
+        plugins.sandbox_command(["python"], Path(kernel_dir), [Path(h) for h in hidden], limits)
+
+
+def test_without_bubblewrap_grading_stops_with_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "bwrap" else f"/usr/bin/{tool}")
+    with pytest.raises(plugins.SandboxUnavailable) as info:
+        plugins.sandbox_command(["python"], tmp_path, [], LIMITS, uid=None)
+    text = str(info.value)
+    assert "bwrap (Debian/Ubuntu package bubblewrap)" in text and "c.SandboxExecute.sandbox = False" in text
+
+
+@pytest.mark.slow
+def test_kernels_started_together_use_their_own_ipc_sockets_and_never_collide():
+    """Eight sandboxed kernels at once (TCP kernels picked free ports, then raced to bind them)."""
+
+    async def one() -> tuple[str, str, str]:
+        km = plugins.SandboxedKernelManager(kernel_name="python3")
+        km.hidden, km.limits = [], LIMITS
+        await km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=120)
+            msg_id = kc.execute("import os; print(os.getuid(), os.getcwd())")
+            printed = ""
+            while True:
+                msg = await kc.get_iopub_msg(timeout=60)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    printed += msg["content"]["text"]
+                if msg["parent_header"].get("msg_id") == msg_id and msg["content"].get("execution_state") == "idle":
+                    break
+            return km.transport, km.ip, printed
+        finally:
+            kc.stop_channels()
+            folder = km.kernel_dir
+            await km.shutdown_kernel(now=True)
+            assert not folder.exists()  # the kernel's folder (sockets, scratch) goes with it
+
+    async def many():
+        return await asyncio.gather(*(one() for _ in range(8)))
+
+    results = asyncio.run(many())
+    assert {transport for transport, _, _ in results} == {"ipc"}
+    assert len({ip for _, ip, _ in results}) == 8
+    for _, ip, printed in results:
+        uid, cwd = printed.split()
+        assert cwd == str(Path(ip).parent / "work")
+        assert int(uid) >= 1 << 20 if plugins.os.geteuid() == 0 else int(uid) == plugins.os.geteuid()
+
+
+def _graded(outputs: list) -> tuple:
+    cell = nbformat.v4.new_code_cell("x", metadata={"nbgrader": {"grade": True, "points": 2, "grade_id": "t", "solution": False}})
+    cell.outputs = outputs
+    return utils.determine_grade(cell), cell
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        [nbformat.v4.new_output("stream", name="stdout", text="x" * 1_000_000)],
+        [
+            nbformat.v4.new_output("stream", name="stdout", text="x" * 1_000_000),
+            nbformat.v4.new_output("error", ename="NotRight", evalue="y" * 500_000, traceback=["z" * 500_000]),
+        ],
+        [
+            nbformat.v4.new_output("display_data", data={"text/plain": "p" * 300_000}),
+            nbformat.v4.new_output("stream", name="stderr", text="w" * 300_000),
+            nbformat.v4.new_output("execute_result", data={"text/plain": "1"}, execution_count=1),
+        ],
+    ],
+)
+def test_output_is_cut_to_the_character_limit_without_changing_the_points(outputs):
+    before, cell = _graded(outputs)
+    plugins.LimitOutputCharacters(max_characters=10_000).preprocess_cell(cell, {}, 0)
+    after, _ = _graded(cell.outputs)
+    assert after == before
+    assert len(nbformat.writes(nbformat.v4.new_notebook(cells=[cell]))) < 20_000
+    assert "characters beyond the limit of 10000]" in cell.outputs[-1]["text"]
+
+
+def test_a_cell_within_the_limit_is_left_alone():
+    out = [nbformat.v4.new_output("stream", name="stdout", text="fine\n")]
+    _, cell = _graded(out)
+    plugins.LimitOutputCharacters(max_characters=10_000).preprocess_cell(cell, {}, 0)
+    assert cell.outputs == out
+
+
+def test_a_stopped_cell_is_named_where_it_stands():
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("a", metadata={"nbgrader": {"grade_id": "ch09-ex1-test"}}),
+            nbformat.v4.new_code_cell("spy"),
+            nbformat.v4.new_code_cell("import os; os._exit(0)"),
+        ]
+    )
+    assert [plugins.cell_name(nb, k) for k in range(3)] == ["ch09-ex1-test", "the cell after ch09-ex1-test", "cell 2 after ch09-ex1-test"]
+    nb.cells[2].outputs = [nbformat.v4.new_output("error", ename="KernelStopped", evalue="the kernel stopped", traceback=[])]
+    assert plugins.stopped_cells(nb) == ["cell 2 after ch09-ex1-test"]
