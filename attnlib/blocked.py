@@ -270,7 +270,7 @@ def online_softmax_step(m: Any, l: Any, scores: Any) -> tuple[np.ndarray, np.nda
     return _step(m_arr, l_arr, s)
 
 
-#: The functions whose code is the online softmax step (the checked face and its unchecked body): exercise 15.2
+#: The functions whose code is the online softmax step (the checked face and its unchecked body); exercise 15.2
 #: refuses a student's function that is, or calls, any of them.
 ONLINE_STEP_CODE = (online_softmax_step, _step)
 

@@ -270,7 +270,7 @@ def layer_norm(X: Any, gamma: Any, beta: Any, eps: float = 1e-5) -> np.ndarray:
         return finite_result(xhat * g + b, "gamma * normalised + beta", "X, gamma and beta")
 
 
-#: The functions whose code is the layer norm (the checked face and its unchecked body): exercise 16.2 refuses a
+#: The functions whose code is the layer norm (the checked face and its unchecked body); exercise 16.2 refuses a
 #: student's function that is, or calls, any of them.
 LAYER_NORM_CODE = (layer_norm, _normalised)
 

@@ -2,7 +2,7 @@
 
 This package is a thin face: the engine lives in :mod:`attnlib.exercises`
 (``sandbox``: calling the student's function safely; ``cases``: the cases and
-the one comparator; ``results``: :class:`CheckResult` and the tolerances;
+the one comparator; ``results``: :class:`~attnlib.exercises.results.CheckResult` and the tolerances;
 ``by_hand``: the numbers typed for a by-hand exercise), and this package
 re-exports it;
 * every chapter's own checks (``check_softmax``, ``check_causal_mask``, ...)

@@ -17,9 +17,9 @@ in the chapter's notation (which matrix is ``n_q x d_k``, which side is
 transposed), and an error raised inside attnlib reported at your line.
 The same diagnosis on several cases is said once, with a count.
 
-Every check returns a :class:`CheckResult`, which is truthy exactly when all
+Every check returns a :class:`~attnlib.exercises.results.CheckResult`, which is truthy exactly when all
 cases passed. The test cells end in ``check_softmax(my_softmax).require()``,
-which raises :class:`CheckFailed` when a case failed: one line under the
+which raises :class:`~attnlib.exercises.results.CheckFailed` when a case failed: one line under the
 report in a notebook, no traceback, and a failed cell for a grader.
 ``check_by_hand`` does the same for the numbers of a by-hand exercise:
 right or not yet, number by number, without the expected value.
@@ -28,11 +28,11 @@ The checks of the implement exercises take an optional ``seed``: with a
 student's seed (``attnlib.variants``) they add one case drawn from that
 student's own inputs, judged like the others.
 
-Every call of your function goes through one place, :func:`call_student`:
+Every call of your function goes through one place, :func:`~attnlib.exercises.sandbox.call_student`:
 
 * it gets fresh copies of the inputs, and a function that changes its input
   arrays in place fails the case (say ``x = x - m``, not ``x -= m``);
-* it has a time limit of :data:`TIME_LIMIT_SECONDS` seconds per call; a
+* it has a time limit of ``TIME_LIMIT_SECONDS`` seconds per call; a
   function that takes longer fails, and the remaining cases are skipped;
 * whatever it prints is captured and summarised in one note, so a print in
   a loop cannot flood the notebook;
@@ -99,7 +99,7 @@ class Case:
     hint: str = ""
     #: Expected dtype kind ("b" for boolean), or None for any numbers.
     kind: str | None = None
-    #: Boolean array of the expected shape: True where the result must be exactly 0 (masked keys), or None.
+    #: Boolean array of the expected shape, True where the result must be exactly 0 (masked keys), or None.
     exact_zero: np.ndarray | None = None
     #: Whether this case may be shown in full (inputs, expected, got) when a mistake is not recognised.
     shown: bool = True
@@ -113,9 +113,9 @@ class Notation:
     names: tuple[str, ...]
     #: Name -> its sizes in the chapter's words (for example ``"Q": "n_q x d_k"``).
     dims: dict[str, str] = field(default_factory=dict)
-    #: Said after a failed matrix product: which rows meet which (a hint, not the formula).
+    #: Said after a failed matrix product, to tell which rows meet which (a hint, not the formula).
     product_hint: str = ""
-    #: (text in the error message, hint): said when the student's function raised such an error.
+    #: Pairs of (text in the error message, hint), said when the student's function raised such an error.
     error_hints: tuple[tuple[str, str], ...] = ()
 
 
@@ -185,7 +185,7 @@ def _translated_error(exc: BaseException | None, args: tuple[Any, ...], notation
 
 
 def same_values(got: Any, wrong: Any) -> bool:
-    """Whether ``got`` equals ``wrong`` within :data:`ATOL` and :data:`RTOL`, NaN where it has NaN.
+    """Whether ``got`` equals ``wrong`` within ``ATOL`` and ``RTOL``, NaN where it has NaN.
 
     The one comparison of numbers the self-checks use to recognise a typical mistake.
 
@@ -212,7 +212,9 @@ def same_values(got: Any, wrong: Any) -> bool:
 
 
 def judge_call(fn: Callable[..., Any], case: Case, notation: Notation | None = None) -> tuple[str | None, StudentCall]:
-    """Call ``fn`` on ``case`` (through :func:`call_student`): ``(None, call)`` if right, else ``(message, call)``.
+    """Call ``fn`` on ``case`` (through :func:`~attnlib.exercises.sandbox.call_student`): ``(None, call)`` if right.
+
+    Else ``(message, call)``.
 
     An exception is said in the chapter's terms (``notation``); a result is judged by :func:`judge_value`.
     Messages never show the expected values.

@@ -221,7 +221,7 @@ def call_student(fn: Callable[..., Any], args: tuple[Any, ...], time_limit: floa
 
     Returns a :class:`StudentCall`. ``error`` is set when the function
     raised (the message names the exception and the student's line), ran
-    past ``time_limit`` seconds (default :data:`TIME_LIMIT_SECONDS`) or
+    past ``time_limit`` seconds (default ``TIME_LIMIT_SECONDS``) or
     changed one of its input arrays in place. ``KeyboardInterrupt`` still
     stops the check.
 
