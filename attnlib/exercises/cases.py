@@ -212,9 +212,9 @@ def same_values(got: Any, wrong: Any) -> bool:
 
 
 def judge_call(fn: Callable[..., Any], case: Case, notation: Notation | None = None) -> tuple[str | None, StudentCall]:
-    """Call ``fn`` on ``case`` (through :func:`~attnlib.exercises.sandbox.call_student`): ``(None, call)`` if right.
+    """Call ``fn`` on ``case`` through :func:`~attnlib.exercises.sandbox.call_student`; ``(None, call)`` when right.
 
-    Else ``(message, call)``.
+    A wrong answer gives ``(message, call)``.
 
     An exception is said in the chapter's terms (``notation``); a result is judged by :func:`judge_value`.
     Messages never show the expected values.
