@@ -420,8 +420,19 @@ def chunked_attention(
     The result equals ``attention(Q, K, V, mask, scale).output`` (up to
     floating-point rounding, about 1e-15 in float64) for any lengths and any
     ``block_size``. The largest arrays it makes have ``n_q x block_size``
-    entries, so its memory grows like ``n * block_size`` instead of ``n^2``;
-    the number of operations is the same as for :func:`attnlib.core.attention`.
+    entries, so its memory grows like ``n * block_size`` instead of ``n^2``.
+    Without a mask it does the operations of :func:`attnlib.core.attention`;
+    with :data:`attnlib.CAUSAL <attnlib.core.CAUSAL>` it skips the rows a block
+    cannot see, about half the scores of a long sequence.
+
+    Each block is folded in with :func:`online_softmax_step` (the running
+    ``m`` and ``l``), and the output of every row is kept *normalised* after
+    each block: the old output is multiplied by ``l_old * rescale / l_new``
+    and the block's terms are divided by ``l_new`` before they meet the
+    values, as the first FlashAttention does at every step. The output thus
+    stays a weighted mean of values, never larger than the largest value.
+    :func:`flash_attention` instead keeps the unnormalised sum and divides by
+    ``l`` once, after the last block; both give the same output to rounding.
 
     Parameters
     ----------
@@ -497,8 +508,9 @@ def chunked_attention(
     mask = as_mask("mask", mask, (n_q, n_k), lazy=True)
     m = np.full(n_q, -np.inf)
     l = np.zeros(n_q)
-    # the running output is kept normalised (acc / l), a weighted mean of values, so it never exceeds
-    # the largest value: attention's output of finite values is finite, and so is this one
+    # the running output is kept normalised after every block (o = acc / l, the first FlashAttention's
+    # per-step division), not accumulated unnormalised and divided once as flash_attention does: a
+    # weighted mean of values never exceeds the largest value, so the output of finite values is finite
     out = np.zeros((n_q, v.shape[1]))
     for block in key_blocks(n_q, n_k, block_size, causal=mask is CAUSAL):
         (r0, r1), (c0, c1) = block.rows, block.keys

@@ -871,7 +871,9 @@ def key_block_steps(n: int, block_size: int, *, causal: bool = False, steps: Seq
                 )
             )
             if current:
-                ax.text((k0 + k1) / 2, (r0 + r1) / 2, str(s + 1), ha="center", va="center", color="white", fontsize=11)
+                # with the causal diagonal drawn, the label goes to the block's lower left, off the dashed line
+                x, y = ((k0 + 0.3 * (k1 - k0), r1 - 0.3 * (r1 - r0)) if causal else ((k0 + k1) / 2, (r0 + r1) / 2))
+                ax.text(x, y, str(s + 1), ha="center", va="center", color="white", fontsize=11)
         if causal:
             ax.plot([0, n], [0, n], "--", color="black", lw=1)
         ax.set_xlim(0, n)

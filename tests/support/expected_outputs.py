@@ -244,7 +244,7 @@ EXPECTED: dict[str, list[str]] = {
         "step 1: keys 1..4, queries 1..12",
         "step 2: keys 5..8, queries 5..12",
         "step 3: keys 9..12, queries 9..12",
-        "cache 1.0 MiB: bytes moved / (n^2 x 8 bytes), d = 64",
+        "cache 1.0 MiB: bytes moved / (n^2 x 8 bytes), d_k = 64",
         " 65,536 |  12.00 |                 18.50 |              8.50",
         " 65,536 |  12.00 |                 18.50 |              0.50",
         "  1,024 |  12.25 |                 15.25 |              8.25",

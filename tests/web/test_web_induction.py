@@ -158,14 +158,14 @@ def test_own_text_labels_stay_readable_and_left_out_characters_and_unknown_predi
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.goto(base + "index.html")
         page.wait_for_function("() => document.querySelector('div.attnlib-explorer.attnlib-mounted') !== null", timeout=20_000)
-        assert page.evaluate(NOTES) == {"dropped": "", "predicted": ""}  # the default text: nothing to say
+        assert page.evaluate(NOTES) == {"dropped": "", "predicted": "", "wrapped": ""}  # the default text: nothing to say
         box = page.locator(".attnlib-live input.attnlib-text")
         box.fill(OWN_TEXT)
         page.locator(".attnlib-live select.attnlib-mode").select_option("letters")
         page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('24 tokens')")
         assert _shown(page) == _expected(data, OWN_TEXT, "letters")
         notes = page.evaluate(NOTES)
-        assert notes == {"dropped": letters["dropped_note"], "predicted": letters["predicted_note"]}
+        assert notes == {"dropped": letters["dropped_note"], "predicted": letters["predicted_note"], "wrapped": letters["wrapped_note"]}
         assert notes["dropped"].startswith("Left out: é à 🐈 2.") and "a to z" in notes["dropped"]
         for view in ("layer1-head0", "layer2-head0"):
             got = page.evaluate(LABELS, view)
@@ -184,7 +184,7 @@ def test_own_text_labels_stay_readable_and_left_out_characters_and_unknown_predi
         page.wait_for_function(f"() => {facts}.startsWith('{len(words['ids'])} tokens')")
         assert _shown(page) == _expected(data, OWN_TEXT, "words")
         notes = page.evaluate(NOTES)
-        assert notes == {"dropped": words["dropped_note"], "predicted": words["predicted_note"]}
+        assert notes == {"dropped": words["dropped_note"], "predicted": words["predicted_note"], "wrapped": words["wrapped_note"]}
         assert notes["dropped"].endswith("and they split words.")
         # the keyboard: the map takes the focus, the arrow keys move over its cells
         page.locator('.attnlib-live canvas[data-view="layer1-head0"]').focus()
@@ -210,3 +210,19 @@ def test_a_prediction_outside_the_text_is_explained():
                 assert v["predicted_note"].startswith(", ".join(f"#{t}" for t in unknown) + ": a token id that no ")
                 found[mode] = True
     assert found == {"words": True, "letters": True}, "no text here gave a #k prediction: choose others"
+
+
+def test_words_that_share_a_token_id_after_the_ids_wrap_are_explained():
+    """Past the model's 32 ids, words are numbered from 0 again: the view names the first pair that shares an id (the
+    browser shows the same text: the golden cases hold it), and says nothing while every word has its own id."""
+    model = induction.InductionModel(vocab_size=32, n_positions=48, d_model=8)
+    data = explorers.induction_explorer(model.init(1, std=1.0), model).weights
+    words = [f"w{c}{d}" for c in "abcdefghijklmn" for d in "xyz"][:40]
+    assert induction_view(data, " ".join(words[:32]), "words")["wrapped_note"] == ""
+    assert induction_view(data, "the cat sat on the mat", "words")["wrapped_note"] == ""
+    v = induction_view(data, " ".join(words), "words")
+    assert v["ids"][32:] == list(range(8))
+    assert v["wrapped_note"].startswith("Your text has 40 distinct words, but the model knows only 32 token ids")
+    assert f'"{words[32]}" and "{words[0]}" are the same token (id 0)' in v["wrapped_note"]
+    assert "(and 7 more such pairs)" in v["wrapped_note"]
+    assert induction_view(data, " ".join(words), "letters")["wrapped_note"] == ""  # a to z are 0 to 25: no wrap

@@ -130,6 +130,29 @@ def _predicted_note(predicted: list[int], labels: list[str], mode: str, vocab: i
     )
 
 
+def _wrapped_note(ids: list[int], labels: list[str], mode: str, vocab: int) -> str:
+    """Say when two different words (or letters) of the shown text share a token id, because the ids wrapped."""
+    first: dict[int, str] = {}
+    distinct: list[str] = []
+    shared: list[tuple[str, str, int]] = []
+    for t, lab in zip(ids, labels):
+        if lab not in distinct:
+            distinct.append(lab)
+        earlier = first.setdefault(t, lab)
+        if earlier != lab and all(s[0] != lab for s in shared):
+            shared.append((lab, earlier, t))
+    if not shared:
+        return ""
+    later, earlier, t = shared[0]
+    unit = "words" if mode == "words" else "letters"
+    more = f" (and {len(shared) - 1} more such pairs)" if len(shared) > 1 else ""
+    return (
+        f"Your text has {len(distinct)} distinct {unit}, but the model knows only {vocab} token ids, so the ids start"
+        f' again from 0: "{later}" and "{earlier}" are the same token (id {t}) to the model{more}, and it predicts'
+        " as if the later one repeated the earlier."
+    )
+
+
 def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, Any]:
     """What the explorer shows for ``text``: tokens, both layers' attention, and the prediction at every position.
 
@@ -140,8 +163,10 @@ def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, A
     a token id that no letter or word of the text has). ``dropped`` are the
     characters the model cannot read (accents, digits, emoji, ...; not
     whitespace or ASCII punctuation), ``dropped_note`` says so to the reader
-    and ``predicted_note`` explains the ``#k`` predictions shown (both ``""``
-    when there is nothing to say).
+    ``predicted_note`` explains the ``#k`` predictions shown and
+    ``wrapped_note`` says when two different words (or letters) share a token
+    id because the ids started again from 0, so that the model takes the later
+    one for a repeat (each ``""`` when there is nothing to say).
 
     Raises
     ------
@@ -155,6 +180,7 @@ def induction_view(data: Mapping[str, Any], text: str, mode: str) -> dict[str, A
     ids, labels = ids[: model.n_positions], labels[: model.n_positions]
     dropped = _dropped(text)
     out: dict[str, Any] = {"ids": ids, "labels": labels, "cut": cut, "dropped": dropped, "dropped_note": _dropped_note(dropped, mode)}
+    out["wrapped_note"] = _wrapped_note(ids, labels, mode, model.vocab_size)
     if not ids:
         out.update(layers=[], predicted=[], probability=[], predicted_labels=[], predicted_note="")
         return out
@@ -239,7 +265,7 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
     @property
     def result(self) -> dict[str, Any]:
         """The shown text: ``ids``, ``labels``, ``cut``, ``layers`` (2, heads, n, n), ``predicted``, ``probability``, their labels and
-        the notes on left-out characters and ``#k`` predictions (:func:`induction_view`)."""
+        the notes on left-out characters, ``#k`` predictions and token ids shared after they wrapped (:func:`induction_view`)."""
         return self._view
 
     def _update(self) -> str:
@@ -277,7 +303,7 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
         text = "Next token predicted: " + ", ".join(
             f"{a} \u2192 {b} ({fmt(p)})" for a, b, p in zip(v["labels"], v["predicted_labels"], v["probability"])
         )
-        text = " ".join(t for t in (v["dropped_note"], text, v["predicted_note"]) if t)
+        text = " ".join(t for t in (v["dropped_note"], text, v["predicted_note"], v["wrapped_note"]) if t)
         return facts(text) + flex(*tables), text
 
     @classmethod
@@ -301,6 +327,7 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
             "the cat saw THE cat",
             "zz top 123 zz",
             " ".join(f"w{c}{d}" for c in "abcdefgh" for d in "xyz"),
+            " ".join(f"w{c}{d}" for c in "abcdefghijkl" for d in "xyz"),  # 36 distinct words: ids wrap, and the note says so
             "Café déjà vu \U0001f642 2024, café ÉTÉ",  # accents, an emoji and digits: left out, and said so
             "\u00e9\u00e8 \u00f1 0123456789 \u00df \u03a3\u03b1 \u4e2d \u2603 \u00fc\u00f6 \u00e7 \u00e5 \u0153 x",  # more than 12 of them
         ]

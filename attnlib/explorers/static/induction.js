@@ -39,6 +39,25 @@ function predictedNote(predicted, labels, mode, vocab) {
     + ` appear (the model knows ${vocab} ids), so the model predicts a word that is not in your text.`;
 }
 
+/** Say when two different words (or letters) of the shown text share a token id, because the ids wrapped. */
+function wrappedNote(ids, labels, mode, vocab) {
+  const first = new Map(), distinct = [], shared = [];
+  ids.forEach((t, i) => {
+    const lab = labels[i];
+    if (!distinct.includes(lab)) distinct.push(lab);
+    if (!first.has(t)) first.set(t, lab);
+    const earlier = first.get(t);
+    if (earlier !== lab && shared.every((s) => s[0] !== lab)) shared.push([lab, earlier, t]);
+  });
+  if (!shared.length) return "";
+  const [later, earlier, t] = shared[0];
+  const unit = mode === "words" ? "words" : "letters";
+  const more = shared.length > 1 ? ` (and ${shared.length - 1} more such pairs)` : "";
+  return `Your text has ${distinct.length} distinct ${unit}, but the model knows only ${vocab} token ids, so the ids start`
+    + ` again from 0: "${later}" and "${earlier}" are the same token (id ${t}) to the model${more}, and it predicts`
+    + " as if the later one repeated the earlier.";
+}
+
 /** Token ids and their texts, as attnlib.induction.letters_to_tokens / words_to_tokens make them. */
 export function inductionTokens(text, mode, vocab) {
   const ids = [], labels = [];
@@ -88,7 +107,8 @@ export function inductionView(data, text, mode) {
   const cut = Math.max(0, t.ids.length - data.n_positions);
   const ids = t.ids.slice(0, data.n_positions), labels = t.labels.slice(0, data.n_positions);
   const dropped = droppedOf(text), dropped_note = droppedNote(dropped, mode);
-  if (!ids.length) return { ids, labels, cut, dropped, dropped_note, layers: [], predicted: [], probability: [], predicted_labels: [], predicted_note: "" };
+  const wrapped_note = wrappedNote(ids, labels, mode, data.vocab_size);
+  if (!ids.length) return { ids, labels, cut, dropped, dropped_note, wrapped_note, layers: [], predicted: [], probability: [], predicted_labels: [], predicted_note: "" };
   const f = inductionForward(data, ids);
   const predicted = [], probability = [];
   for (const p of softmaxRows(f.logits)) {  // the most likely next token (the first if tied) and its probability
@@ -99,7 +119,7 @@ export function inductionView(data, text, mode) {
   }
   const predicted_labels = predicted.map((p) => labelOf(p, ids, labels, mode));
   const predicted_note = predictedNote(predicted, predicted_labels, mode, data.vocab_size);
-  return { ids, labels, cut, dropped, dropped_note, layers: f.weights, predicted, probability, predicted_labels, predicted_note };
+  return { ids, labels, cut, dropped, dropped_note, wrapped_note, layers: f.weights, predicted, probability, predicted_labels, predicted_note };
 }
 
 const SIZE = 360, GUTTER = 56, MAX_CELL = 22, FONT = 10, LABEL_GAP = 2;
@@ -323,8 +343,9 @@ function renderInduction({ model, el: host }) {
   // what the model could not read, under the text box; what a "#k" prediction is, under the predictions
   const droppedNote = el("p", { class: "attnlib-induction-note", "data-note": "dropped", hidden: true });
   const predictedNote = el("p", { class: "attnlib-induction-note", "data-note": "predicted", hidden: true });
+  const wrappedNoteP = el("p", { class: "attnlib-induction-note", "data-note": "wrapped", hidden: true });
   L.controls.append(droppedNote);
-  L.views.append(el("div", { class: "attnlib-cell" }, predictions.table, predictedNote));
+  L.views.append(el("div", { class: "attnlib-cell" }, predictions.table, predictedNote, wrappedNoteP));
   const note = (p, text) => { if (p.textContent !== text) p.textContent = text; if (p.hidden === !!text) p.hidden = !text; };
 
   function draw() {
@@ -337,6 +358,7 @@ function renderInduction({ model, el: host }) {
     predictions.update(r);
     note(droppedNote, r.dropped_note);
     note(predictedNote, r.predicted_note);
+    note(wrappedNoteP, r.wrapped_note);
     const f = (v) => formatValue(v, L.style);
     const last = r.ids.length - 1;
     L.facts.textContent = r.ids.length
