@@ -4,10 +4,10 @@ This package is a thin face: the engine lives in :mod:`attnlib.exercises`
 (``sandbox``: calling the student's function safely; ``cases``: the cases and
 the one comparator; ``results``: :class:`~attnlib.exercises.results.CheckResult` and the tolerances;
 ``by_hand``: the numbers typed for a by-hand exercise), and this package
-re-exports it;
-* every chapter's own checks (``check_softmax``, ``check_causal_mask``, ...)
-  live with that chapter's variants in ``attnlib/exercises/chNN.py`` and are
-  re-exported here, so a chapter's test cell says ``checks.check_x(fn)``.
+re-exports it. Every chapter's own checks (``check_softmax``,
+``check_causal_mask``, ...) live with that chapter's variants in
+``attnlib/exercises/chNN.py`` and are re-exported here too, so a chapter's
+test cell says ``checks.check_x(fn)``.
 
 Examples
 --------
