@@ -691,6 +691,22 @@ def attention_data_flow(
     )
 
 
+def _head_list(h: int | str) -> str:
+    """The heads that the concatenation joins, ending with the same head count the split names.
+
+    >>> _head_list(8), _head_list(16), _head_list("h")
+    ('head$_1$, ..., head$_{8}$', 'head$_1$, ..., head$_{16}$', 'head$_1$, ..., head$_{H}$')
+    >>> _head_list(1), _head_list(2)
+    ('head$_1$', 'head$_1$, head$_{2}$')
+    """
+    last = _dim(h) if isinstance(h, int) else "H"
+    if h == 1:
+        return "head$_1$"
+    if h == 2:
+        return f"head$_1$, head$_{{{last}}}$"
+    return f"head$_1$, ..., head$_{{{last}}}$"
+
+
 def multi_head_data_flow(
     n: int | str = "n", d_model: int | str = "d_model", h: int | str = "h", d_k: int | str = "d_k", d_v: int | str = "d_v"
 ) -> Figure:
@@ -713,7 +729,9 @@ def multi_head_data_flow(
     --------
     >>> fig = multi_head_data_flow(3, 512, 8, 64, 64)
     >>> texts = [t.get_text() for t in fig.axes[0].texts]
-    >>> "concat(head$_1$, ..., head$_H$)\\n$3 \\\\times 512$" in texts and "$\\\\cdot W_O$" in texts
+    >>> "concat(head$_1$, ..., head$_{8}$)\\n$3 \\\\times 512$" in texts and "$\\\\cdot W_O$" in texts
+    True
+    >>> "split columns\\ninto 8 heads" in texts  # the split and the concatenation name the same 8 heads
     True
     >>> "each head$_u$ =\\nAttention($Q^{(u)}, K^{(u)}, V^{(u)}$)\\n$3 \\\\times 64$" in texts
     True
@@ -729,9 +747,9 @@ def multi_head_data_flow(
         "Q": (2.3, top + 0.85, f"$Q = XW_Q$\n{_shape(n, width_qk)}", "proj"),
         "K": (2.3, top, f"$K = XW_K$\n{_shape(n, width_qk)}", "proj"),
         "V": (2.3, top - 0.85, f"$V = XW_V$\n{_shape(n, width_v)}", "proj"),
-        "split": (right, top, f"split columns\ninto {heads} heads", "proj"),
+        "split": (right, top, f"split columns\ninto {heads} {'head' if h == 1 else 'heads'}", "proj"),
         "heads": (right, 2.45, f"each head$_u$ =\nAttention($Q^{{(u)}}, K^{{(u)}}, V^{{(u)}}$)\n{_shape(n, d_v)}", "score"),
-        "concat": (right, bottom, f"concat(head$_1$, ..., head$_H$)\n{_shape(n, width_v)}", "proj"),
+        "concat": (right, bottom, f"concat({_head_list(h)})\n{_shape(n, width_v)}", "proj"),
         "out": (1.0, bottom, f"output\n{_shape(n, d_model)}", "out"),
     }
     edges = [

@@ -71,8 +71,8 @@ def _split_8_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(M, n_heads)``: the columns of ``M`` cut into ``n_heads`` consecutive blocks.
 
-    The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``r``
-    is ``M[:, r*d_head:(r+1)*d_head]``.
+    The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``u``
+    (counting heads from 0, as Python does) is ``M[:, u*d_head:(u+1)*d_head]``.
 
     Raises
     ------
@@ -97,13 +97,13 @@ def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True
     ):
         want = heads.split_heads(M, h)
         d = M.shape[1] // h
-        interleaved = np.stack([M[:, r::h] for r in range(h)])
+        interleaved = np.stack([M[:, u::h] for u in range(h)])
         rows = np.stack(np.split(M, h, axis=0)) if M.shape[0] % h == 0 else None
         mistakes = [(interleaved, "you took every h-th column; each head owns a block of d_head CONSECUTIVE columns.")]
         if rows is not None:
             mistakes.append((rows, "you split the rows (tokens); split the columns (features) instead."))
         mistakes.append(
-            (M.reshape(h, M.shape[0], d), "a plain reshape mixes rows and columns; take column blocks M[:, r*d_head:(r+1)*d_head].")
+            (M.reshape(h, M.shape[0], d), "a plain reshape mixes rows and columns; take column blocks M[:, u*d_head:(u+1)*d_head].")
         )
         mistakes.append(
             (M.reshape(M.shape[0], h, d), "the axes are (n, n_heads, d_head); the heads axis comes first: (n_heads, n, d_head).")
