@@ -44,7 +44,10 @@ QUARTER_ROWS = np.array([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]
 
 
 def softmax_row_backward_by_hand(seed: int | None = None) -> Variant:
-    """Exercise 14.1: a softmax row ``a`` (quarters; the book's is one-hot) and its upstream gradient ``g``.
+    """Exercise 14.1: a softmax row ``a`` of quarters and its upstream gradient ``g``.
+
+    Every variant, the book's own included, has a row that is not one-hot and a gradient that does not
+    vanish, so that the answer needs the formula; the one-hot case is the exercise's follow-up question.
 
     Raises
     ------
@@ -56,9 +59,9 @@ def softmax_row_backward_by_hand(seed: int | None = None) -> Variant:
     --------
     >>> v = softmax_row_backward_by_hand()
     >>> v.a.tolist(), v.g.tolist(), answers(v)
-    ([1.0, 0.0, 0.0], [3.0, -1.0, 2.0], {'dz_row': [0.0, 0.0, 0.0]})
+    ([0.5, 0.25, 0.25], [3.0, -1.0, 2.0], {'dz_row': [0.625, -0.6875, 0.0625]})
     """
-    book = {"a": np.array([1.0, 0.0, 0.0]), "g": np.array([3.0, -1.0, 2.0])}
+    book = {"a": np.array([0.5, 0.25, 0.25]), "g": np.array([3.0, -1.0, 2.0])}
     return drawn(
         seed,
         "14.1",
@@ -70,8 +73,8 @@ def softmax_row_backward_by_hand(seed: int | None = None) -> Variant:
 def _well_posed_14_1(v: Variant) -> None:
     require(np.isclose(v.a.sum(), 1) and is_grid(v.a, 0.25) and bool(np.all(v.a >= 0)), v, "a must be quarters summing to 1")
     require(is_grid(v.g, 1) and np.abs(v.g).max() <= 3, v, "g must be small integers")
-    if v.seed is not None:  # a student's row: the gradient must not vanish, or every variant has the same answer
-        require(len(set(v.g.tolist())) > 1 and not np.allclose(backward.softmax_backward([v.a], [v.g]), 0), v, "the gradient vanishes")
+    # the book's row too: if the gradient vanished, the answer would not need the formula
+    require(len(set(v.g.tolist())) > 1 and not np.allclose(backward.softmax_backward([v.a], [v.g]), 0), v, "the gradient vanishes")
 
 
 def _backward_14_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
