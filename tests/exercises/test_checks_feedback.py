@@ -294,7 +294,8 @@ BY_HAND = [
     ("3.1", {"V_by_hand": [[2, 0], [1, -1], [1.5, -0.5]]}, ["RIGHT"]),
     ("3.1", {"V_by_hand": [[2, 0], [1, 1], [1.5, -0.5]]}, ["V_by_hand[1][1] = 1: not yet; check the sign."]),
     ("8.1", {"d_head": 64, "n_params": 768**2 * 3}, ["d_head = 64: right.", "n_params = 1769472: not yet."]),
-    ("14.1", {"ds_one_hot": [3, -1, 2]}, ["0 of 3"]),
+    ("14.1", {"dz_row": [3, -1, 2]}, ["0 of 3", "dz_row[0] = 3: not yet."]),  # the upstream g typed as the answer
+    ("14.1", {"dz_row": [0.625, -0.6875, 0.0625]}, ["RIGHT 14.1 (dz_row): all 3 entries are right."]),
     ("15.1", {"layer_bytes": 32 * 2 * 16384**2, "layer_gib": 16.0}, ["RIGHT"]),
     ("4.1", {"o_by_hand": [Fraction(5, 8), np.float32(0.375)]}, ["RIGHT"]),
     ("4.1", {"o_by_hand": [True, 1j]}, ["it is bool, not a number", "it is complex, not a number"]),
