@@ -120,29 +120,57 @@ def release_exchange(course: Path, assignment: str) -> list[Path]:
     return written
 
 
-def place_downloads(course: Path, assignment: str, downloads: Path, students: list[str]) -> tuple[list[Path], list[str]]:
-    """Copy each downloaded notebook whose file name holds exactly one roster id to ``submitted/<id>/<assignment>/``.
+def place_downloads(
+    course: Path, assignment: str, downloads: Path, students: list[str] | list[dict[str, str]]
+) -> tuple[list[Path], list[str]]:
+    """Copy each downloaded notebook to ``submitted/<id>/<assignment>/``, all of them or none.
 
-    The file's modification time becomes the submission time (``timestamp.txt``,
-    which nbgrader compares with the due date). Returns the placed files and a
-    sentence for every file that could not be placed.
+    A download belongs to the one roster student whose id, or whose ``lms_id``
+    (a roster column for the number the LMS puts in its names: Canvas's user id,
+    Moodle's participant id), appears in its path below ``downloads`` as a whole
+    word, in any case: ``s001_ch06.ipynb``, Canvas's
+    ``leeann_LATE_12345_67890_ch06.ipynb`` and Moodle's folder
+    ``Ann Lee_12345_assignsubmission_file_/ch06.ipynb`` are all placed. The
+    file's modification time becomes the submission time (``timestamp.txt``,
+    which nbgrader compares with the due date).
+
+    Returns the placed files and a sentence for every download that could not
+    be placed. When there is any such sentence nothing is placed, so that a
+    fixed roster (or a renamed file) and a second run place every download once.
+
+    Raises
+    ------
+    ValueError
+        ``downloads`` is not a folder, or the assignment has more than one released notebook.
     """
     if not Path(downloads).is_dir():
         raise ValueError(f"{downloads} is not a folder: unpack the LMS's download of {assignment} into one")
     names = [p.name for p in released_notebooks(course, assignment)]
     if len(names) != 1:
         raise ValueError(f"{assignment} has {len(names)} notebooks; place its downloads by hand")
-    placed, problems, seen = [], [], {}
+    rows = [r if isinstance(r, dict) else {"id": r} for r in students]
+    keys = {r["id"]: [k for k in (r["id"], (r.get("lms_id") or "").strip()) if k] for r in rows}
+    plan, problems, seen = [], [], {}
     for path in sorted(Path(downloads).rglob("*.ipynb")):
-        ids = [s for s in students if re.search(rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])", path.name)]
+        where = path.relative_to(downloads).as_posix()
+        ids = [
+            sid
+            for sid, words in keys.items()
+            if any(re.search(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])", where, re.IGNORECASE) for w in words)
+        ]
         if len(ids) != 1:
             problems.append(f"{path}: its name holds {'no roster id' if not ids else 'several roster ids: ' + ', '.join(ids)}")
             continue
         if ids[0] in seen:
-            problems.append(f"{path}: a second file for {ids[0]} (after {seen[ids[0]]}); left out")
+            problems.append(f"{path}: a second file for {ids[0]} (after {seen[ids[0]]})")
             continue
         seen[ids[0]] = path
-        target = course / "submitted" / ids[0] / assignment / names[0]
+        plan.append((path, ids[0]))
+    if problems:
+        return [], problems
+    placed = []
+    for path, sid in plan:
+        target = course / "submitted" / sid / assignment / names[0]
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
         when = datetime.fromtimestamp(path.stat().st_mtime, UTC)
@@ -337,11 +365,18 @@ def main(argv: list[str]) -> int:
                 print(f"{student},{seed}")
             return 0
         if args.command == "place":
-            placed, problems = place_downloads(course, args.assignment, args.downloads, [r["id"] for r in read_roster(args.roster)])
+            placed, problems = place_downloads(course, args.assignment, args.downloads, read_roster(args.roster))
             for path in placed:
                 print(f"placed {path}")
             for line in problems:
                 print(f"could not place {line}", file=sys.stderr)
+            if problems:
+                print(
+                    f"course.py place: nothing placed, {len(problems)} download(s) could not be placed. Add the number "
+                    "the LMS puts in its names as a column lms_id of the roster, or rename the files, and run it again.",
+                    file=sys.stderr,
+                )
+                return 1
             return 0
         if args.command == "similar":
             print(similarity_report(course, args.assignment, args.threshold))
