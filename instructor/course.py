@@ -125,7 +125,7 @@ def place_downloads(
 ) -> tuple[list[Path], list[str]]:
     """Copy each downloaded notebook to ``submitted/<id>/<assignment>/``, all of them or none.
 
-    A download belongs to the one roster student whose id, or whose ``lms_id``
+    A download belongs to the one roster student whose id, or whose ``lms_user_id``
     (a roster column for the number the LMS puts in its names: Canvas's user id,
     Moodle's participant id), appears in its path below ``downloads`` as a whole
     word, in any case: ``s001_ch06.ipynb``, Canvas's
@@ -149,7 +149,7 @@ def place_downloads(
     if len(names) != 1:
         raise ValueError(f"{assignment} has {len(names)} notebooks; place its downloads by hand")
     rows = [r if isinstance(r, dict) else {"id": r} for r in students]
-    keys = {r["id"]: [k for k in (r["id"], (r.get("lms_id") or "").strip()) if k] for r in rows}
+    keys = {r["id"]: [k for k in (r["id"], (r.get("lms_user_id") or "").strip()) if k] for r in rows}
     plan, problems, seen = [], [], {}
     for path in sorted(Path(downloads).rglob("*.ipynb")):
         where = path.relative_to(downloads).as_posix()
@@ -373,7 +373,7 @@ def main(argv: list[str]) -> int:
             if problems:
                 print(
                     f"course.py place: nothing placed, {len(problems)} download(s) could not be placed. Add the number "
-                    "the LMS puts in its names as a column lms_id of the roster, or rename the files, and run it again.",
+                    "the LMS puts in its names as a column lms_user_id of the roster, or rename the files, and run it again.",
                     file=sys.stderr,
                 )
                 return 1

@@ -53,7 +53,7 @@ def test_place_reads_the_names_canvas_and_moodle_give_and_an_upper_case_id(tmp_p
     """Issue 49: Moodle's folders, Canvas's names and an upper-case id were skipped without a word (exit 0)."""
     course, downloads = tmp_path / "course", tmp_path / "downloads"
     _release_ch06(course)
-    (tmp_path / "roster.csv").write_text("id,lms_id\ns001,\ns002,48213\ns003,77120\n")
+    (tmp_path / "roster.csv").write_text("id,lms_user_id\ns001,\ns002,48213\ns003,77120\n")
     files = {
         "S001_ch06.ipynb": "s001",  # the id in capitals
         "leeann_LATE_48213_990001_ch06.ipynb": "s002",  # Canvas: sortable name, LATE, user id, submission id, file
@@ -78,11 +78,11 @@ def test_place_stops_with_a_clear_error_and_places_nothing_when_a_name_holds_no_
     (tmp_path / "roster.csv").write_text("id\ns001\ns002\n")
     downloads.mkdir()
     nbformat.write(_notebook("# s001"), downloads / "s001_ch06.ipynb")
-    nbformat.write(_notebook("# who?"), downloads / "leeann_48213_990001_ch06.ipynb")  # Canvas, no lms_id in the roster
+    nbformat.write(_notebook("# who?"), downloads / "leeann_48213_990001_ch06.ipynb")  # Canvas, no lms_user_id in the roster
     args = ["--course", str(course), "place", "ch06", str(downloads), "--roster", str(tmp_path / "roster.csv")]
     code = _course_tool(monkeypatch).main(args)
     err = capsys.readouterr().err
     assert code == 1
     assert "leeann_48213_990001_ch06.ipynb: its name holds no roster id" in err
-    assert "nothing placed" in err and "lms_id" in err
+    assert "nothing placed" in err and "lms_user_id" in err
     assert not (course / "submitted").exists()  # not even s001's: a second run places each download once
