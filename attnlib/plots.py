@@ -472,7 +472,8 @@ def path_length_heatmap(
     title: str = "",
     vmax: float | None = None,
 ) -> Figure:
-    """A path-length matrix as a heatmap; ``inf`` (no path at all) is a grey cell marked ``none``.
+    """A path-length matrix as a heatmap; ``inf`` (no path at all) is a grey cell marked with a dash, ``–``
+    (a short mark, so that a row of no-path cells does not run together into one word).
 
     Raises
     ------
@@ -485,7 +486,7 @@ def path_length_heatmap(
     --------
     >>> fig = path_length_heatmap([[0, 1], [np.inf, 0]], ["x1", "x2"])
     >>> [t.get_text() for t in fig.axes[0].texts]
-    ['0', '1', 'none', '0']
+    ['0', '1', '–', '0']
     >>> plt.close(fig)
     """
     _texts(title=title)
@@ -506,7 +507,7 @@ def path_length_heatmap(
     n_cols = m.shape[1]
     for index, text in enumerate(axes.texts[-m.size :]):
         if no_path[index // n_cols, index % n_cols]:
-            text.set_text("none")
+            text.set_text("–")  # en dash: no path
     return fig
 
 

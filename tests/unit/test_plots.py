@@ -76,3 +76,19 @@ def test_two_groups_of_loss_curves_differ_in_colour_and_style():
     assert {line.get_linestyle() for line in first} != {line.get_linestyle() for line in second}
     assert all(line.get_alpha() >= 0.6 for line in first[:2] + second[:2])
     plt.close(fig)
+
+
+def test_no_path_cells_get_a_mark_with_room_to_spare():
+    """Chapter 10's Fig. 10.2: a row of no-path cells must not read as one word ("nonenonenone")."""
+    from attnlib.paths import path_length_matrix
+
+    matrix = path_length_matrix(8, "rnn_left_to_right")
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.7), layout="constrained")
+    plots.path_length_heatmap(matrix, [f"x{i}" for i in range(1, 9)], ax=axes[0], vmax=7)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    marks = [t for t in axes[0].texts if t.get_text() == "–"]
+    assert len(marks) == 28  # every pair below the diagonal, 8 * 7 / 2
+    cell = axes[0].get_window_extent(renderer).width / 8
+    assert all(t.get_window_extent(renderer).width < cell / 2 for t in marks)
+    plt.close(fig)
