@@ -56,6 +56,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -72,6 +73,7 @@ from .sandbox import PRINTED_LINES_QUOTED, StudentCall, call_student, exception_
 __all__ = [
     "COLUMN_HINT",
     "QKV_NOTATION",
+    "SELF_CHECK_RAISES",
     "Case",
     "Notation",
     "cases_of",
@@ -83,6 +85,7 @@ __all__ = [
     "own_case",
     "run_cases",
     "same_values",
+    "with_self_check_raises",
 ]
 
 
@@ -432,6 +435,58 @@ def merge_messages(messages: list[str], labels: list[str]) -> list[str]:
         more = len(found) - 1
         out.append(f"{found[0]}: {first_body[key]}" + (f" (the same in {more} other case{'s' * (more != 1)})" if more else ""))
     return out
+
+
+#: The Raises section every chapter's ``check_*(fn, verbose, seed)`` shares (numpydoc, indented as a docstring body).
+SELF_CHECK_RAISES = """Raises
+    ------
+    ValueError
+        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
+        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
+        changes its input, runs out of time or returns odd values fails its cases in the result.
+
+    """
+
+
+def with_self_check_raises(check: Callable[..., CheckResult]) -> Callable[..., CheckResult]:
+    """Give a chapter's self-check the Raises section all of them share (before its Examples), and return it.
+
+    Every ``check_*(fn, verbose=True, seed=None)`` refuses the same two arguments
+    and judges anything ``fn`` does; the contract is written once here, and
+    ``help()``, the API pages and the docstring tests read it from ``__doc__``.
+
+    Raises
+    ------
+    ValueError
+        If ``check`` is not a function with a docstring, or its docstring already has a Raises section; the
+        message names ``check``.
+
+    Examples
+    --------
+    >>> @with_self_check_raises
+    ... def check_nothing(fn, verbose=True, seed=None):
+    ...     \"\"\"Check nothing.
+    ...
+    ...     Examples
+    ...     --------
+    ...     >>> 1
+    ...     1
+    ...     \"\"\"
+    >>> "Raises" in check_nothing.__doc__.split("Examples")[0]
+    True
+    >>> with_self_check_raises(len)
+    Traceback (most recent call last):
+    ...
+    ValueError: check must be a function with a docstring of its own; got builtin_function_or_method
+    """
+    doc = getattr(check, "__doc__", None)
+    if not inspect.isfunction(check) or not doc:
+        raise ValueError(f"check must be a function with a docstring of its own; got {type(check).__name__}")
+    if "\n    Raises\n" in doc:
+        raise ValueError(f"check {check.__name__} already has a Raises section")
+    head, marker, tail = doc.partition("\n    Examples\n")
+    check.__doc__ = f"{head}\n    {SELF_CHECK_RAISES}Examples\n{tail}" if marker else f"{doc.rstrip()}\n\n    {SELF_CHECK_RAISES}"
+    return check
 
 
 def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation: Notation | None = None) -> CheckResult:

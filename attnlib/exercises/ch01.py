@@ -21,6 +21,7 @@ from .cases import (
     check_rng,
     own_case,
     run_cases,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -74,17 +75,11 @@ def _well_posed_1_1(v: Variant) -> None:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_pairwise_dots(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(X)``, which should return every pairwise dot product ``X X^T``.
 
     Entry ``[i, j]`` is the dot product of token (row) ``i`` with token ``j``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

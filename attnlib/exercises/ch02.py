@@ -21,6 +21,7 @@ from .cases import (
     check_rng,
     own_case,
     run_cases,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -79,17 +80,11 @@ def _bilinear(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_bilinear_scores(
     fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
 ) -> CheckResult:
     """Check ``fn(X, W_Q, W_K)``, which should return the scores ``(X W_Q)(X W_K)^T``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -27,6 +27,7 @@ from .cases import (
     own_case,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -90,19 +91,13 @@ def _attention_4_3(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, An
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(x)``: a softmax along the last axis (each row of a matrix on its own).
 
     Cases: a vector, a matrix, huge and very negative logits (where the
     plain formula overflows to NaN), a ``-inf`` entry (a masked key, whose
     weight must be exactly 0) and a row with a single token.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------
@@ -159,15 +154,9 @@ def check_softmax(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: i
     return run_cases("softmax", fn, cases, verbose, notation)
 
 
+@with_self_check_raises
 def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K, V)``: the output ``softmax(Q K^T / sqrt(d_k)) V`` of scaled dot-product attention.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -24,6 +24,7 @@ from .cases import (
     own_case,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -70,15 +71,9 @@ def _scaled_5_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_scaled_scores(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(Q, K)``: the scaled scores ``Q K^T / sqrt(d_k)``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

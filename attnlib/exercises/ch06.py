@@ -25,6 +25,7 @@ from .cases import (
     own_case,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -86,6 +87,7 @@ def _head_6_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_attention_head(
     fn: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None
 ) -> CheckResult:
@@ -93,13 +95,6 @@ def check_attention_head(
 
     It should project ``Q = X W_Q``, ``K = X W_K``, ``V = X W_V`` and return
     ``softmax(Q K^T / sqrt(d_k)) V``, shape ``(n, d_v)``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

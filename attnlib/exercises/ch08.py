@@ -22,6 +22,7 @@ from .cases import (
     own_case,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -68,18 +69,12 @@ def _split_8_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_split_heads(fn: Callable[[np.ndarray, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(M, n_heads)``: the columns of ``M`` cut into ``n_heads`` consecutive blocks.
 
     The result has shape ``(n_heads, rows, d_model / n_heads)``; block ``u``
     (counting heads from 0, as Python does) is ``M[:, u*d_head:(u+1)*d_head]``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -26,6 +26,7 @@ from .cases import (
     own_case,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -105,15 +106,9 @@ def _masked_reference(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n)``: a boolean ``(n, n)`` causal mask, True where query ``i`` may attend to key ``j <= i``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------
@@ -145,18 +140,12 @@ def check_causal_mask(fn: Callable[[int], Any], verbose: bool = True, seed: int 
     return run_cases("causal_mask", fn, cases, verbose, Notation(("n",)))
 
 
+@with_self_check_raises
 def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(scores, allowed)``: attention weights where forbidden keys get exactly 0.
 
     ``allowed`` is boolean (True = may attend); each row of the result sums
     to 1 over its allowed keys.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -17,6 +17,7 @@ from .cases import (
     Notation,
     run_cases,
     same_values,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -58,18 +59,12 @@ def _table_11_2(rng: np.random.Generator, s: tuple[int, ...]) -> dict[str, Any]:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(n_positions, d_model)``: the sinusoidal table ``PE`` (even columns sine, odd columns cosine).
 
     ``PE[t, 2p] = sin(t / 10000^(2p/d_model))``, ``PE[t, 2p+1] = cos(...)`` with
     positions ``t = 0 .. n_positions-1``.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -22,6 +22,7 @@ from .cases import (
     CheckResult,
     Notation,
     run_cases,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -92,6 +93,7 @@ def _well_posed_14_2(v: Variant) -> None:
 # --- self-checks ---
 
 
+@with_self_check_raises
 def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Gradient check for ``fn(weights, d_weights)``: the row-softmax backward ``dL/dS``.
 
@@ -101,13 +103,6 @@ def check_softmax_backward(fn: Callable[[np.ndarray, np.ndarray], Any], verbose:
     softmax(S))``, not by attnlib's own formula, so this is a gradient check.
     Cases: the running example's scores, a masked row (a weight of exactly 0
     must get gradient exactly 0 there), a nearly one-hot row and a single key.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

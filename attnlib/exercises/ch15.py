@@ -22,6 +22,7 @@ from .cases import (
     Notation,
     own_case,
     run_cases,
+    with_self_check_raises,
 )
 from .registry import (
     Exercise,
@@ -186,6 +187,7 @@ def _two_block_mistakes(s1: np.ndarray, s2: np.ndarray) -> list[tuple[np.ndarray
     return [(v, hint) for v, hint in candidates if np.all(np.isfinite(v))]
 
 
+@with_self_check_raises
 def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(s1, s2)``: the online softmax over two blocks of scores, returning ``(m, l)``.
 
@@ -195,13 +197,6 @@ def check_two_block_normaliser(fn: Callable[[np.ndarray, np.ndarray], Any], verb
     weights are then ``exp(s - m) / l``. Cases include the running example,
     huge scores (where ``exp(s)`` overflows) and masked keys (``-inf``), also
     a first block that is masked entirely.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import transformer
-from .cases import Case, CheckResult, Notation, own_case, run_cases
+from .cases import Case, CheckResult, Notation, own_case, run_cases, with_self_check_raises
 from .registry import (
     Exercise,
     Variant,
@@ -92,6 +92,7 @@ def _layer_norm_mistakes(X: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps
     return [(w, h) for w, h in candidates if np.all(np.isfinite(w))]
 
 
+@with_self_check_raises
 def check_layer_norm(fn: Callable[..., Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(X, gamma, beta, eps)``: layer normalisation of every row of ``X``.
 
@@ -100,13 +101,6 @@ def check_layer_norm(fn: Callable[..., Any], verbose: bool = True, seed: int | N
     multiplied by ``gamma`` and shifted by ``beta`` feature by feature. Cases
     include a constant row (variance 0), a row of huge numbers, a single
     token and an ``eps`` large enough to matter.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

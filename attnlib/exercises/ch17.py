@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import induction
 from ..core import causal_mask, softmax
-from .cases import Case, CheckResult, Notation, own_case, run_cases
+from .cases import Case, CheckResult, Notation, own_case, run_cases, with_self_check_raises
 from .registry import (
     Exercise,
     Variant,
@@ -91,19 +91,13 @@ def _previous_token(weights: np.ndarray) -> float:
     return float(induction.previous_token_score(weights, induction.token_batch([[0] * n], 2))[0])
 
 
+@with_self_check_raises
 def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = True, seed: int | None = None) -> CheckResult:
     """Check ``fn(weights)``: the mean weight from each token to the token just before it.
 
     ``weights`` is one sequence's ``n x n`` attention map (row ``i`` is query ``i``, causal); the
     mean runs over the queries ``1 .. n-1``, which have a previous token. Cases: a perfect
     previous-token head, a head on itself, uniform causal attention, two tokens, a random map.
-
-    Raises
-    ------
-    ValueError
-        If ``verbose`` is not True or False, or ``seed`` is neither None nor an integer by the seed rule;
-        the message names it. Nothing about ``fn`` raises: a function that is not callable, raises,
-        changes its input, runs out of time or returns odd values fails its cases in the result.
 
     Examples
     --------

@@ -153,6 +153,47 @@ def test_own_case_names_the_odd_argument(args, named):
         cases.own_case(*args)
 
 
+
+def _no_doc(fn, verbose=True, seed=None):
+    pass
+
+
+def _raises_already(fn, verbose=True, seed=None):
+    """Check.
+
+    Raises
+    ------
+    ValueError
+        Never.
+    """
+
+
+@pytest.mark.parametrize(
+    ("odd", "said"),
+    [(None, "check must be"), ("check_x", "check must be"), (len, "check must be"), (np.zeros(2), "check must be"),
+     (_no_doc, "check must be"), (_raises_already, "check _raises_already already")],
+)
+def test_with_self_check_raises_names_check(odd, said):
+    with pytest.raises(ValueError, match=f"^{said}"):
+        cases.with_self_check_raises(odd)
+
+
+def test_every_chapter_check_states_the_shared_raises_once_before_its_examples():
+    """The section the 14 self-checks wrote out by hand is added by ``with_self_check_raises``: the docs still hold it."""
+    import importlib
+    import inspect
+
+    shared = " ".join(cases.SELF_CHECK_RAISES.split())
+    chapters = [importlib.import_module(f"attnlib.exercises.ch{k:02d}") for k in range(1, 18)]
+    found = [f for m in chapters for name, f in vars(m).items() if name.startswith("check_") and inspect.isfunction(f)]
+    with_it = [f for f in found if shared in " ".join((inspect.getdoc(f) or "").split())]
+    assert len(with_it) == 14
+    for f in with_it:
+        doc = inspect.getdoc(f)
+        assert doc.count("\nRaises\n------\n") == 1, f.__name__
+        if "\nExamples\n" in doc:
+            assert doc.index("\nRaises\n") < doc.index("\nExamples\n"), f.__name__
+
 def test_check_rng_draws_the_same_cases_every_time():
     assert cases.check_rng().normal(size=3).tolist() == cases.check_rng().normal(size=3).tolist()
 

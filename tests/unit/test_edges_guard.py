@@ -121,7 +121,8 @@ EXPLORER_PLUMBING = {
 HOMEWORK_ENGINE = {
     "exercises.cases": (
         "tests/exercises/test_engine.py",
-        "cases_of check_rng column_softmax judge_call judge_value merge_messages own_case run_cases same_values",
+        "cases_of check_rng column_softmax judge_call judge_value merge_messages own_case run_cases same_values "
+        "with_self_check_raises",
     ),
     "exercises.sandbox": ("tests/exercises/test_engine.py", "exception_text safe_text where_student_code_failed"),
 }
