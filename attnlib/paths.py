@@ -30,6 +30,7 @@ from ._validate import as_flag, as_positive_int
 __all__ = [
     "LayerCost",
     "attention_path_length",
+    "centred_convolution_layers",
     "layer_comparison",
     "path_length_matrix",
     "rnn_path_length",
@@ -224,3 +225,42 @@ def layer_comparison(n: int, d: int, kernel: int = 3) -> list[LayerCost]:
         LayerCost("convolutional", conv_ops, 1, contiguous, ("O(k n d^2)", "O(1)", "O(n/k)")),
         LayerCost("convolutional (dilated)", conv_ops, 1, dilated, ("O(k n d^2)", "O(1)", "O(log_k n)")),
     ]
+
+
+def centred_convolution_layers(n: int, kernel: int = 3) -> tuple[int, int]:
+    """Layers of *centred* convolutions of odd width ``kernel`` that join every pair of ``n`` positions.
+
+    A centred kernel looks ``(kernel - 1) / 2`` positions each way, so
+    contiguous layers need ``ceil(2 (n - 1) / (kernel - 1))`` of them; with
+    dilations ``1, kernel, kernel^2, ...`` the reach after ``L`` layers is
+    ``(kernel^L - 1) / 2`` each way. Returns ``(contiguous, dilated)``: the
+    counts for kernels that see both sides, where :func:`layer_comparison`
+    counts one-sided (causal) kernels.
+
+    Raises
+    ------
+    ValueError
+        ``n`` is not a positive integer, or ``kernel`` is not an odd integer of at least 3 (a centred kernel needs
+        a middle position). The message names the argument.
+
+    Examples
+    --------
+    >>> centred_convolution_layers(50)
+    (49, 5)
+    >>> centred_convolution_layers(4096), centred_convolution_layers(3)
+    ((4095, 9), (2, 2))
+    >>> centred_convolution_layers(10, kernel=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: kernel must be an odd integer of at least 3 for a centred convolution; got 4
+    """
+    n = as_positive_int("n", n)
+    kernel = as_positive_int("kernel", kernel)
+    if kernel < 3 or kernel % 2 == 0:
+        raise ValueError(f"kernel must be an odd integer of at least 3 for a centred convolution; got {kernel}")
+    half = (kernel - 1) // 2
+    contiguous = -(-(n - 1) // half)  # ceil((n - 1) / half) without floats, for any n
+    dilated = 0
+    while (kernel**dilated - 1) // 2 < n - 1:  # dilations 1, kernel, kernel^2, ...
+        dilated += 1
+    return contiguous, dilated

@@ -422,6 +422,10 @@ def b_layer_comparison(draw):
     return {"n": draw(integer(1, 10**9)), "d": draw(integer(1, 10**6)), "kernel": draw(integer(2, 9))}
 
 
+def b_centred_layers(draw):
+    return {"n": draw(integer(1, 10**9)), "kernel": draw(st.sampled_from([3, 5, 7, 9]))}
+
+
 def b_scalar(name, strategy):
     def build(draw):
         return {name: draw(strategy)}
@@ -504,6 +508,7 @@ SPECS = [
     ("plots.as_svg", plots.as_svg, lambda d: {"fig": plt.figure(figsize=(d(st.sampled_from([1, 2])), 1))}, 5, ()),
     ("compatibility.bilinear_parameter_counts", compatibility.bilinear_parameter_counts, b_ints("d_model", "d_k", high=10**30), 50, ()),
     ("paths.layer_comparison", paths.layer_comparison, b_layer_comparison, 50, ()),
+    ("paths.centred_convolution_layers", paths.centred_convolution_layers, b_centred_layers, 50, ()),
     ("plots.heatmap", plots.heatmap, b_heatmap, 20, ()),
     ("plots.token_vectors", plots.token_vectors, b_token_vectors, 15, ()),
     ("plots.loss_curves", plots.loss_curves, b_loss_curves, 15, ()),
