@@ -15,7 +15,8 @@ Subcommands::
     course.py release chNN --exchange            # release/chNN for the exchange: seed from the user name
     course.py seeds chNN --roster roster.csv     # the table of seeds (student id, seed)
     course.py place chNN DOWNLOADS --roster roster.csv  # LMS downloads -> submitted/<id>/chNN/chNN.ipynb
-    course.py similar chNN                       # pairs of submissions with near-identical answer cells
+    course.py similar chNN                       # near-identical pairs of submissions; functions copied from attnlib
+    course.py regrade chNN                       # autograde --force, keeping the grades given by hand
     course.py sandbox                            # check that the grading sandbox works and hides the course
 
 ``release`` records the route in ``routes.json`` (the grader reads it); an
@@ -26,8 +27,10 @@ import`` reads (a column ``id``; ``first_name``, ``last_name`` and ``email`` are
 from __future__ import annotations
 
 import argparse
+import ast
 import builtins
 import difflib
+import functools
 import io
 import itertools
 import json
@@ -246,6 +249,224 @@ def similar_pairs(course: Path, assignment: str, threshold: float = 0.9, skipped
     return sorted(pairs, key=lambda p: -p["mean"])
 
 
+#: Functions whose normalised syntax tree has fewer tokens than this are too short to call a copy.
+MIN_FUNCTION_TOKENS = 60
+
+
+#: Fields of a syntax tree that say nothing about what a function computes.
+_IGNORED_FIELDS = {"annotation", "returns", "decorator_list", "type_comment", "type_params", "ctx", "kind"}
+#: Which field of which node holds a name the normalisation renames.
+_NAME_FIELDS = {("Name", "id"), ("arg", "arg"), ("FunctionDef", "name"), ("AsyncFunctionDef", "name")}
+
+
+def _is_docstring(node) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+def function_tokens(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The tokens of a function's normalised syntax tree: names, docstrings, comments and formatting made irrelevant.
+
+    The tree is written out node by node; every name a builtin does not own
+    (the function's, its arguments', its variables', a module's such as
+    ``np``) becomes ``v1, v2, ...`` in order of first use; docstrings, strings
+    standing alone, type annotations and decorators are left out; comments
+    and layout are gone with the source. Attribute names (``.sum``, ``.T``),
+    keyword names and constants stay.
+
+    Parameters
+    ----------
+    node : ast.FunctionDef or ast.AsyncFunctionDef
+        A function definition from ``ast.parse``.
+
+    Returns
+    -------
+    list of str
+        Node types, ``[`` and ``]`` around lists, renamed names and constants' ``repr``.
+
+    Raises
+    ------
+    TypeError
+        ``node`` is not a function definition.
+    """
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        raise TypeError(f"node must be a function definition from ast.parse, not {type(node).__name__}")
+    names: dict[str, str] = {}
+    tokens: list[str] = []
+
+    def emit(item, kind: str = "", field: str = "") -> None:
+        if isinstance(item, ast.AST):
+            if _is_docstring(item):
+                return  # a docstring, or a string standing as a comment
+            kind = type(item).__name__
+            tokens.append(kind)
+            for name, value in ast.iter_fields(item):
+                if name not in _IGNORED_FIELDS:
+                    emit(value, kind, name)
+        elif isinstance(item, list):
+            tokens.append("[")
+            for part in item:
+                emit(part, kind, field)
+            tokens.append("]")
+        elif (kind, field) in _NAME_FIELDS and not hasattr(builtins, item):
+            tokens.append(names.setdefault(item, f"v{len(names) + 1}"))
+        else:
+            tokens.append(repr(item))
+
+    emit(node)
+    return tokens
+
+
+def defined_functions(source: str) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Every function defined in ``source`` (nested ones and methods too), with its dotted name; ``[]`` if it does not parse.
+
+    Lines of IPython magics and shell escapes (``%``, ``!``) are left out first.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is not a string.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a string of Python code, not {type(source).__name__}")
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+
+    def walk(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((prefix + child.name, child))
+                walk(child, prefix + child.name + ".")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
+
+
+def source_lines(source: str, node: ast.AST) -> str:
+    """The lines of ``source`` that ``node`` (from ``ast.parse(source)``) spans, decorators included.
+
+    Raises
+    ------
+    TypeError
+        ``node`` is not a syntax-tree node with line numbers (a statement or an expression).
+    """
+    if getattr(node, "lineno", None) is None or getattr(node, "end_lineno", None) is None:
+        raise TypeError(f"node must be a statement or expression from ast.parse, not {type(node).__name__}")
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    return "\n".join(source.splitlines()[first - 1 : node.end_lineno])
+
+
+@functools.cache
+def library_functions() -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """attnlib's own functions: (``attnlib.module.name``, normalised tokens, source), long enough to call a copy.
+
+    Read from the source files of the attnlib that this Python imports.
+
+    Raises
+    ------
+    OSError
+        A source file of attnlib cannot be read.
+    """
+    import attnlib
+
+    package = Path(attnlib.__file__).resolve().parent
+    out = []
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts).removesuffix(".__init__")
+        text = path.read_text(encoding="utf-8")
+        for name, node in defined_functions(text):
+            tokens = function_tokens(node)
+            if len(tokens) >= MIN_FUNCTION_TOKENS:
+                out.append((f"{module}.{name}", tuple(tokens), source_lines(text, node)))
+    return tuple(out)
+
+
+def library_matches(source: str, threshold: float = 0.9) -> list[dict]:
+    """The functions defined in ``source`` whose normalised syntax tree matches one of attnlib's own.
+
+    A student's function is compared with every function of attnlib's source
+    (:func:`function_tokens`: names, docstrings, comments and formatting do not
+    count), so a pasted and renamed copy of the library is found; functions
+    shorter than ``MIN_FUNCTION_TOKENS`` tokens are left out.
+
+    Parameters
+    ----------
+    source : str
+        Python code, for example an answer cell.
+    threshold : float, optional
+        The least similarity (0 to 1, ``difflib``'s ratio of the token lists) reported.
+
+    Returns
+    -------
+    list of dict
+        One per matching function: ``function`` (its name), ``matches`` (the
+        library function's dotted name), ``similarity``, ``source`` and ``library_source``.
+
+    Raises
+    ------
+    TypeError
+        ``source`` is not a string.
+    ValueError
+        ``threshold`` is not a number from 0 to 1.
+    """
+    if not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be a number from 0 to 1, not {threshold!r}")
+    found = []
+    for name, node in defined_functions(source):
+        mine = function_tokens(node)
+        if len(mine) < MIN_FUNCTION_TOKENS:
+            continue
+        best = None
+        for qualname, theirs, library_source in library_functions():
+            if 2 * min(len(mine), len(theirs)) / (len(mine) + len(theirs)) < threshold:
+                continue  # the ratio cannot reach the threshold
+            matcher = difflib.SequenceMatcher(None, mine, theirs, autojunk=False)
+            if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
+                continue
+            ratio = matcher.ratio()
+            if ratio >= threshold and (best is None or ratio > best["similarity"]):
+                best = {"function": name, "matches": qualname, "similarity": ratio, "library_source": library_source}
+        if best:
+            best["source"] = source_lines(source, node)
+            found.append(best)
+    return found
+
+
+def library_copies(course: Path, assignment: str, threshold: float = 0.9, skipped: list[str] | None = None) -> list[dict]:
+    """Answer cells of the submissions that define a function matching one of attnlib's own (:func:`library_matches`).
+
+    Returns one dict per match: ``student``, ``cell`` (the grade id) and the keys of :func:`library_matches`.
+    A submission that cannot be read is named in ``skipped``, as in :func:`similar_pairs`.
+
+    Raises
+    ------
+    ValueError
+        The assignment has no released notebook, or ``threshold`` is not from 0 to 1.
+    """
+    released = {}
+    for path in released_notebooks(course, assignment):
+        released.update({gid: c.source for gid, c in answer_cells(nbformat.read(path, as_version=4)).items()})
+    out = []
+    for path in sorted((course / "submitted").glob(f"*/{assignment}/*.ipynb")):
+        try:
+            cells = answer_cells(nbformat.read(path, as_version=4))
+        except Exception as exc:  # noqa: BLE001 - a submission may be any file at all
+            if skipped is not None:
+                skipped.append(f"{path.relative_to(course)}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        for gid, cell in cells.items():
+            if cell.cell_type == "code" and cell.source != released.get(gid):
+                out += [{"student": path.parent.parent.name, "cell": gid, **m} for m in library_matches(cell.source, threshold)]
+    return out
+
+
 def side_by_side(left: str, right: str, width: int = 58) -> str:
     """Two cells' sources in two columns."""
 
@@ -257,13 +478,31 @@ def side_by_side(left: str, right: str, width: int = 58) -> str:
 
 
 def similarity_report(course: Path, assignment: str, threshold: float = 0.9) -> str:
+    """The report of ``course.py similar``: near-identical pairs of submissions, then functions copied from attnlib.
+
+    Raises
+    ------
+    ValueError
+        The assignment has no released notebook, or ``threshold`` is not from 0 to 1.
+    """
+    if not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
+        raise ValueError(f"--threshold must be a number from 0 to 1, not {threshold!r}")
     skipped: list[str] = []
     pairs = similar_pairs(course, assignment, threshold, skipped)
+    copies = library_copies(course, assignment, threshold)
     out = [
         f"{assignment}: {len(pairs)} pair(s) of submissions with near-identical answer cells "
         f"(names, comments and whitespace ignored; similarity >= {threshold:g})"
     ]
     out += [f"skipped, could not be read: {line}" for line in skipped]
+    out.append(
+        f"{assignment}: {len(copies)} submitted function(s) matching attnlib's own source "
+        f"(names, docstrings, comments and formatting ignored; similarity >= {threshold:g})"
+    )
+    for c in copies:
+        who = f"-- {c['student']} {c['cell']}: {c['function']} matches {c['matches']}"
+        out.append(f"{who} (similarity {c['similarity']:.2f}): {c['student']} | attnlib")
+        out.append(side_by_side(c["source"], c["library_source"]))
     for p in pairs:
         a, b = p["students"]
         out.append(f"\n{a} and {b}: mean similarity {p['mean']:.2f} over {p['compared']} answered cell(s)")
@@ -271,6 +510,136 @@ def similarity_report(course: Path, assignment: str, threshold: float = 0.9) -> 
             out.append(f"-- {gid} (similarity {ratio:.2f}): {a} | {b}")
             out.append(side_by_side(left, right))
     return "\n".join(out)
+
+
+# --- re-grading that keeps the grades given by hand ------------------------------------------
+
+
+def course_config(course: Path):
+    """The traitlets configuration of ``course`` (its ``nbgrader_config.py``).
+
+    Raises
+    ------
+    ValueError
+        ``course`` has no ``nbgrader_config.py``.
+    """
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (course / "nbgrader_config.py").exists():
+        raise ValueError(f"{course / 'nbgrader_config.py'} is missing: make the course with instructor/make_assignments.py first")
+    return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+
+
+def _answer_fingerprint(course: Path, cfg, student: str, assignment: str, notebook: str, grade_id: str) -> str | None:
+    """What a hand grade was given for: the graded cell's source if it is an answer cell, else all answer cells' sources."""
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=cfg, root=str(course))
+    path = Path(coursedir.format_path(coursedir.autograded_directory, student, assignment)) / f"{notebook}.ipynb"
+    try:
+        cells = answer_cells(nbformat.read(path, as_version=4))
+    except (OSError, ValueError, KeyError):
+        return None
+    if grade_id in cells:
+        return cells[grade_id].source
+    return "\n\x00".join(f"{gid}\n{cell.source}" for gid, cell in sorted(cells.items()))
+
+
+def hand_grades(course: Path, assignment: str, student: str | None = None) -> dict[tuple[str, str, str], dict]:
+    """The grades given by hand and confirmed (a manual score, not waiting for review) of an assignment's submissions.
+
+    Returns, for each (student, notebook, grade id), the manual score, extra
+    credit, the autograder's score and the fingerprint of the answer it was
+    given for (the graded cell's source in the autograded notebook, or every
+    answer cell's for a hand-corrected test cell).
+
+    Raises
+    ------
+    ValueError
+        ``course`` has no ``nbgrader_config.py``, or ``assignment`` is not in its gradebook.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    cfg = course_config(course)
+    out = {}
+    with Gradebook(cfg.CourseDirectory.db_url) as gb:
+        try:
+            subs = gb.find_assignment(assignment).submissions
+        except MissingEntry:
+            raise ValueError(f"assignment {assignment!r} is not in the gradebook of {course}") from None
+        for sub in subs:
+            if student and sub.student.id != student:
+                continue
+            for nb in sub.notebooks:
+                for g in nb.grades:
+                    if g.manual_score is not None and not g.needs_manual_grade:
+                        out[sub.student.id, nb.name, g.name] = {
+                            "manual_score": g.manual_score,
+                            "extra_credit": g.extra_credit,
+                            "auto_score": g.auto_score,
+                            "answer": _answer_fingerprint(course, cfg, sub.student.id, assignment, nb.name, g.name),
+                        }
+    return out
+
+
+def restore_hand_grades(course: Path, assignment: str, before: dict[tuple[str, str, str], dict]) -> tuple[list[str], list[str]]:
+    """Give back the hand grades of ``before`` (from :func:`hand_grades`) whose answer and autograder score are unchanged.
+
+    ``nbgrader autograde --force`` keeps a manual score but marks every part
+    that has one as needing a manual grade again, so the LMS export leaves the
+    whole submission ungraded until each is confirmed again. A grade whose
+    answer cell reads as it did when it was graded, and whose autograder score
+    is the same, is confirmed again here; every other one is left for review.
+
+    Returns
+    -------
+    tuple of list of str
+        The grades kept, and the grades to confirm again (each ``"student notebook grade_id: why"``).
+
+    Raises
+    ------
+    ValueError
+        ``course`` has no ``nbgrader_config.py``, or ``assignment`` is not in its gradebook.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    cfg = course_config(course)
+    kept, review = [], []
+    with Gradebook(cfg.CourseDirectory.db_url) as gb:
+        for (sid, notebook, gid), was in sorted(before.items()):
+            where = f"{sid} {notebook} {gid}"
+            try:
+                grade = gb.find_grade(gid, notebook, assignment, sid)
+            except MissingEntry:
+                review.append(f"{where}: no longer in the gradebook")
+                continue
+            now = _answer_fingerprint(course, cfg, sid, assignment, notebook, gid)
+            if was["answer"] is None or now != was["answer"]:
+                review.append(f"{where}: the answer is not the one graded by hand ({was['manual_score']:g} points)")
+            elif grade.auto_score != was["auto_score"]:
+                review.append(f"{where}: the autograder now gives {grade.auto_score}, before {was['auto_score']}")
+            else:
+                grade.manual_score, grade.extra_credit, grade.needs_manual_grade = was["manual_score"], was["extra_credit"], False
+                kept.append(f"{where}: {was['manual_score']:g} points")
+        gb.db.commit()
+    return kept, review
+
+
+def regrade(course: Path, assignment: str, student: str | None = None) -> tuple[int, list[str], list[str]]:
+    """``nbgrader autograde <assignment> --force``, keeping the confirmed hand grades of unchanged answers.
+
+    Returns autograde's exit code and :func:`restore_hand_grades`'s two lists.
+
+    Raises
+    ------
+    ValueError
+        ``course`` has no ``nbgrader_config.py``, or ``assignment`` is not in its gradebook.
+    """
+    before = hand_grades(course, assignment, student)
+    command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--force", *(["--student", student] if student else [])]
+    code = subprocess.run(command, cwd=course).returncode
+    kept, review = restore_hand_grades(course, assignment, before)
+    return code, kept, review
 
 
 #: What ``course.py sandbox`` tries from inside the sandbox: (what, Python expression over the course folder ``c``).
@@ -344,6 +713,9 @@ def main(argv: list[str]) -> int:
     sim.add_argument("assignment")
     sim.add_argument("--threshold", type=float, default=0.9, help="similarity from 0 to 1 (default 0.9)")
     sub.add_parser("sandbox", help="check that students' code runs sandboxed, away from the course, when autograded")
+    again = sub.add_parser("regrade", help="autograde an assignment again (--force), keeping the grades given by hand")
+    again.add_argument("assignment")
+    again.add_argument("--student", help="only this student's submission (default: all)")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     try:
@@ -378,6 +750,19 @@ def main(argv: list[str]) -> int:
                 )
                 return 1
             return 0
+        if args.command == "regrade":
+            code, kept, review = regrade(course, args.assignment, args.student)
+            for line in kept:
+                print(f"kept the hand grade of {line}")
+            for line in review:
+                print(f"grade again in the Formgrader: {line}", file=sys.stderr)
+            if review:
+                print(
+                    f"course.py regrade: {len(review)} hand-graded part(s) need grading again (Formgrader, Manual Grading); "
+                    "until then the LMS export leaves their submissions ungraded.",
+                    file=sys.stderr,
+                )
+            return code
         if args.command == "similar":
             print(similarity_report(course, args.assignment, args.threshold))
             return 0

@@ -88,6 +88,9 @@ c.Autograde.autograde_preprocessors = book.autograde_preprocessors()
 c.Autograde.pre_convert_hook = book.unreadable_as_unanswered
 # Feedback shows the student their results and the visible self-checks, never the hidden tests.
 c.GenerateFeedback.preprocessors = book.feedback_preprocessors()
+# release_feedback releases the feedback of every submission that came through the exchange and names the
+# others (placed by hand with course.py place), instead of stopping at the first of them.
+c.ExchangeFactory.release_feedback = book.ReleaseFeedbackReportingSkips
 # The LMS export: roster students only, columns in this order.
 c.LmsGradesExporter.roster = str(Path({root!r}) / "roster.csv")
 c.LmsGradesExporter.assignment_order = {assignments!r}

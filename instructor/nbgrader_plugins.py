@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import glob
 import json
 import os
 import re
@@ -54,6 +55,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.default import ExchangeReleaseFeedback
 from nbgrader.plugins import ExportPlugin
 from nbgrader.preprocessors import (
     AssignLatePenalties,
@@ -793,8 +795,12 @@ def read_roster(path: str | Path) -> list[dict[str, str]]:
 class LmsGradesExporter(ExportPlugin):
     """Grades as a CSV for Canvas or Moodle: one row per roster student, one column of points per assignment.
 
-    Points are nbgrader's after its late penalty (``max(0, score - penalty)``,
-    as in nbgrader's own ``grades.csv``); columns are in the order of
+    Points are the score after the late penalty as configured
+    (``c.LateSubmissionPlugin.penalty_method``, or ``c.AssignLatePenalties.plugin_class``),
+    worked out here from the score as it stands now: nbgrader works a penalty
+    out when it autogrades and keeps it, so points given by hand afterwards
+    would escape it (a late submission under ``"zero"`` would export its
+    hand-graded points); see :func:`late_penalty`. Columns are in the order of
     ``assignment_order`` (default: by name, ch01, ch02, ...), so a due date
     does not move a column; only students of ``roster`` get a row (others are
     named in a warning); a submission whose hand-graded parts are not graded
@@ -845,7 +851,7 @@ class LmsGradesExporter(ExportPlugin):
                         ungraded.append(f"{sid} {a.name}")
                         row.append(self.ungraded_marker)
                         continue
-                    row.append(_points(max(0.0, sub.score - (sub.late_submission_penalty or 0.0))))
+                    row.append(_points(max(0.0, sub.score - late_penalty(sub, self.config))))
                 writer.writerow(row)
         if ungraded:
             self.log.warning(
@@ -870,6 +876,100 @@ class LmsGradesExporter(ExportPlugin):
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment))
         unreadable = sorted(submitted.glob(f"*.ipynb{UNREADABLE_SUFFIX}"))
         return found + [f"{p.name[: -len(UNREADABLE_SUFFIX)]} could not be read, graded as unanswered" for p in unreadable]
+
+
+#: The files ``nbgrader submit`` leaves beside a submission, which ``release_feedback`` needs to file feedback under.
+EXCHANGE_RECEIPTS = ("timestamp.txt", "submission_secret.txt")
+
+
+class ReleaseFeedbackReportingSkips(ExchangeReleaseFeedback):
+    """``nbgrader release_feedback`` that releases what it can and names what it cannot.
+
+    nbgrader files a student's feedback in the exchange under a hash of the
+    ``submission_secret.txt`` that ``nbgrader submit`` wrote beside their
+    submission; a submission placed by hand (``course.py place``, or copied
+    into ``submitted/``) has none, and nbgrader's own release stops at the
+    first such feedback folder with a ``FileNotFoundError`` (exit code 1),
+    having released the ones it reached before it, in the file system's order.
+    This one leaves those students out, releases everyone else's feedback, and
+    names each left-out file with what to do instead. Chosen in
+    ``nbgrader_config.py`` with ``c.ExchangeFactory.release_feedback``.
+    """
+
+    def copy_files(self) -> None:
+        """Release every feedback file whose submission came through the exchange; log the others.
+
+        Raises
+        ------
+        OSError
+            Copying a releasable feedback file into the exchange failed (as in nbgrader's own release).
+        """
+        excluded = {s for s in (self.coursedir.student_id_exclude or "").split(",") if s}
+        skipped = {}
+        coursedir = self.coursedir
+        folder = coursedir.format_path(coursedir.feedback_directory, "(?P<student_id>.*)", coursedir.assignment_id, escape=True)
+        for html_file in sorted(Path(p) for p in glob.glob(os.path.join(self.src_path, "*.html"))):
+            found = re.match(folder + re.escape(os.path.sep), str(html_file))
+            missing = [name for name in EXCHANGE_RECEIPTS if not (html_file.parent / name).exists()]
+            student = found["student_id"] if found else html_file.parent.parent.name
+            if missing and student not in excluded:
+                skipped.setdefault(student, []).append(f"{html_file} (no {' or '.join(missing)})")
+        previous = self.coursedir.student_id_exclude
+        self.coursedir.student_id_exclude = ",".join(sorted(excluded | set(skipped)))
+        try:
+            super().copy_files()
+        finally:
+            self.coursedir.student_id_exclude = previous
+        if skipped:
+            self.log.warning(
+                "Not released, because these submissions did not come through the exchange (placed by hand), so "
+                "the exchange has no place for their feedback; hand each file to its student yourself: %s",
+                "; ".join(line for student in sorted(skipped) for line in skipped[student]),
+            )
+
+
+def late_penalty(submission, config=None) -> float:
+    """The late penalty of a submitted assignment, from its scores as they stand and the configured penalty.
+
+    nbgrader's ``AssignLatePenalties`` asks the late-submission plugin for a
+    penalty when it autogrades, from the score at that moment, and stores it;
+    points a grader gives by hand later (written answers) are not in that
+    score, so ``score - stored penalty`` gives a late submission under
+    ``penalty_method = "zero"`` exactly its hand-graded points. This asks the
+    same plugin, with the same rule per notebook (the penalty kept between 0
+    and the notebook's score), for the scores of now.
+
+    Parameters
+    ----------
+    submission : nbgrader.api.SubmittedAssignment
+        A submission from an open gradebook.
+    config : traitlets.config.Config, optional
+        The course's configuration (``c.AssignLatePenalties.plugin_class``,
+        ``c.LateSubmissionPlugin.penalty_method``); nbgrader's defaults when ``None``.
+
+    Returns
+    -------
+    float
+        The points to take off (0 for a submission that is not late).
+
+    Raises
+    ------
+    TypeError
+        ``submission`` is not a submitted assignment of nbgrader's gradebook.
+    """
+    if not hasattr(submission, "total_seconds_late") or not hasattr(submission, "notebooks"):
+        raise TypeError(f"submission must be an nbgrader SubmittedAssignment, not {type(submission).__name__}")
+    late = submission.total_seconds_late
+    if not late or late <= 0:
+        return 0.0
+    settings = {} if config is None else {"config": config}
+    plugin = AssignLatePenalties(**settings).plugin_class(**settings)
+    total = 0.0
+    for notebook in submission.notebooks:
+        penalty = plugin.late_submission_penalty(submission.student.id, notebook.score, late)
+        if penalty is not None:
+            total += min(max(float(penalty), 0.0), float(notebook.score))
+    return total
 
 
 def _points(x: float) -> str:

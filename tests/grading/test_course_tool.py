@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import inspect
 
 import nbformat
+import pytest
 from support.paths import ROOT
 
 ANSWER = """def masked_weights(scores, allowed):
@@ -22,9 +25,9 @@ def _course_tool(monkeypatch):
     return module
 
 
-def _notebook(source: str):
+def _notebook(source: str, grade_id: str = "ch09-ex3-answer"):
     cell = nbformat.v4.new_code_cell(source)
-    cell.metadata["nbgrader"] = {"grade_id": "ch09-ex3-answer", "solution": True, "grade": False, "locked": False}
+    cell.metadata["nbgrader"] = {"grade_id": grade_id, "solution": True, "grade": False, "locked": False}
     return nbformat.v4.new_notebook(cells=[cell])
 
 
@@ -86,3 +89,68 @@ def test_place_stops_with_a_clear_error_and_places_nothing_when_a_name_holds_no_
     assert "leeann_48213_990001_ch06.ipynb: its name holds no roster id" in err
     assert "nothing placed" in err and "lms_user_id" in err
     assert not (course / "submitted").exists()  # not even s001's: a second run places each download once
+
+
+class _Rename(ast.NodeTransformer):
+    """Every name a copier would change: the function's, its arguments', its variables'."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_FunctionDef(self, node):
+        node.name = self.names.get(node.name, node.name)
+        if ast.get_docstring(node):
+            node.body = node.body[1:]
+        return self.generic_visit(node)
+
+    def visit_arg(self, node):
+        node.arg, node.annotation = self.names.get(node.arg, node.arg), None
+        return node
+
+    def visit_Name(self, node):
+        node.id = self.names.get(node.id, node.id)
+        return node
+
+
+def _pasted_copy() -> str:
+    """attnlib's softmax_backward as a student would paste it: renamed, no docstring or annotations, reformatted, commented."""
+    from attnlib import backward
+
+    tree = ast.parse(inspect.getsource(backward.softmax_backward))
+    names = {"softmax_backward": "my_grad", "weights": "P", "d_weights": "dP", "a": "p", "da": "dp", "inner": "s"}
+    code = ast.unparse(_Rename(names).visit(tree))
+    return "# my own implementation\n" + code.replace("\n    ", "\n    # the softmax gradient, row by row\n    ", 1)
+
+
+#: An honest 14.2: the chapter's model answer.
+HONEST_14_2 = """def softmax_backward(A, dA):
+    A = np.asarray(A, dtype=float)
+    dA = np.asarray(dA, dtype=float)
+    return A * (dA - np.sum(dA * A, axis=-1, keepdims=True))
+"""
+
+
+def test_similar_names_a_renamed_copy_of_attnlibs_function_and_not_an_honest_solution(tmp_path, capsys, monkeypatch):
+    """Issue 46: a pasted copy of the library passes the grader's own-function check; the report names it."""
+    copied = _pasted_copy()
+    assert "def my_grad(P, dP)" in copied and "softmax_backward" not in copied and "Gradient with respect" not in copied
+    (tmp_path / "release" / "ch14").mkdir(parents=True)
+    nbformat.write(_notebook("# YOUR CODE HERE", "ch14-ex2-answer"), tmp_path / "release" / "ch14" / "ch14.ipynb")
+    for student, source in (("s001", HONEST_14_2), ("s002", copied)):
+        (tmp_path / "submitted" / student / "ch14").mkdir(parents=True)
+        nbformat.write(_notebook(source, "ch14-ex2-answer"), tmp_path / "submitted" / student / "ch14" / "ch14.ipynb")
+    code = _course_tool(monkeypatch).main(["--course", str(tmp_path), "similar", "ch14"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "ch14: 1 submitted function(s) matching attnlib's own source" in out, out
+    assert "-- s002 ch14-ex2-answer: my_grad matches attnlib.backward.softmax_backward (similarity 1.00): s002 | attnlib" in out
+    assert "s001 ch14" not in out
+
+
+@pytest.mark.parametrize("threshold", ["2", "-0.5"])
+def test_similar_refuses_a_threshold_outside_0_to_1_and_names_it(tmp_path, capsys, monkeypatch, threshold):
+    (tmp_path / "release" / "ch14").mkdir(parents=True)
+    nbformat.write(_notebook("# YOUR CODE HERE", "ch14-ex2-answer"), tmp_path / "release" / "ch14" / "ch14.ipynb")
+    code = _course_tool(monkeypatch).main(["--course", str(tmp_path), "similar", "ch14", "--threshold", threshold])
+    assert code == 2
+    assert "--threshold must be a number from 0 to 1" in capsys.readouterr().err

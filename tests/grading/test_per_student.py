@@ -60,6 +60,9 @@ checks.check_by_hand = lambda *a, **k: checks.CheckResult("patched", 1, 1)
 _grading.judge = lambda *a, **k: []
 dz_row = [9.0, 9.0, 9.0]"""
 WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
+#: written answers graded by hand after round 1 (issue 49: a re-grade must keep them, a late one must not escape the penalty)
+WRITTEN_6_3 = "Every score grows by the factor, so the order of the weights stays but the largest one takes more."
+WRITTEN_14_3 = "The masked pairs have weight exactly 0, so their entries of dZ are 0 as well."
 #: s003's spy cell in chapter 9 (after the first test): everything a student would try from the grader's kernel
 SPY = """import os, socket
 def attempt(what, action):
@@ -247,9 +250,10 @@ def course(tmp_path_factory):
             handed_out = root / (f"personalized/{s}/{a}/{a}.ipynb" if a in FILES else f"release/{a}/{a}.ipynb")
             out["personal"][a, s] = nbformat.read(handed_out, as_version=4)
         for s in STUDENTS:
-            own[a, s] = answered(out["personal"][a, s], sources[a], seeds[s, a])
+            written = {"ch06-ex3-written": WRITTEN_6_3} if (a, s) == ("ch06", "s001") else None
+            own[a, s] = answered(out["personal"][a, s], sources[a], seeds[s, a], written)
             submit(a, s, own[a, s])
-    attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"])
+    attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"], {"ch06-ex3-written": WRITTEN_6_3})
     attack06.cells = [c for c in attack06.cells if nbg(c).get("grade_id") not in ("ch06-seed", "ch06-ex1-test")]
     submit("ch06", "s003", attack06, mtime=LATE)
     changes09 = {
@@ -268,19 +272,29 @@ def course(tmp_path_factory):
         port=listener.getsockname()[1],
     )
     attack09 = answered(out["personal"]["ch09", "s003"], sources["ch09"], seeds["s003", "ch09"], changes09)
-    submit("ch09", "s003", with_cells_after(attack09, "ch09-ex1-test", [spy, EXIT]))
+    # s003 mailed their chapter 9 in: placed by hand with course.py place, so it has no exchange receipt (issue 49)
+    (root / "downloads" / "ch09").mkdir(parents=True, exist_ok=True)
+    nbformat.write(with_cells_after(attack09, "ch09-ex1-test", [spy, EXIT]), root / "downloads" / "ch09" / "s003_ch09.ipynb")
+    placed, problems = tool.place_downloads(root, "ch09", root / "downloads" / "ch09", ROSTER)
+    assert len(placed) == 1 and not problems, problems
     truncated = nbformat.writes(answered(out["personal"]["ch01", "s003"], sources["ch01"], seeds["s003", "ch01"]))
     (root / "downloads" / "ch01").mkdir(parents=True, exist_ok=True)
     (root / "downloads" / "ch01" / "s003_ch01.ipynb").write_text(truncated[: len(truncated) // 2])  # a broken download
     attack15 = answered(out["personal"]["ch15", "s003"], sources["ch15"], seeds["s003", "ch15"])
     submit("ch15", "s003", with_cells_after(attack15, "ch15-ex1-test", [SWALLOW]))
-    changes14 = {"ch14-ex1-answer": ATTACK_14_1, "ch14-ex2-answer": "softmax_backward = backward.softmax_backward"}
-    submit("ch14", "s003", answered(out["personal"]["ch14", "s003"], sources["ch14"], seeds["s003", "ch14"], changes14))
+    changes14 = {
+        "ch14-ex1-answer": ATTACK_14_1,
+        "ch14-ex2-answer": "softmax_backward = backward.softmax_backward",
+        "ch14-ex3-written": WRITTEN_14_3,
+    }
+    submit("ch14", "s003", answered(out["personal"]["ch14", "s003"], sources["ch14"], seeds["s003", "ch14"], changes14), mtime=LATE)
     out["place"] = page.run("instructors-place")
     for a in ("ch01", "ch14"):
         placed, problems = tool.place_downloads(root, a, root / "downloads" / a, ROSTER)
         assert placed and not problems, problems
     page.run("instructors-due-date")
+    with Gradebook(cfg.CourseDirectory.db_url) as gb:  # chapter 14 is due then too: s003 hands it in late
+        gb.update_or_create_assignment("ch14", duedate=gb.find_assignment("ch06").duedate)
     out["autograde_log"] = page.run("instructors-autograde")
     for a in CHAPTERS:
         for s in [*ROSTER, out["os_user"]]:
@@ -301,6 +315,7 @@ def course(tmp_path_factory):
                 else:
                     grade("round1", a, s)
     listener.close()
+    hand_grade(cfg, {("ch06", "s001", "ch06-ex3-written"): 1, ("ch06", "s003", "ch06-ex3-written"): 1})
 
     # round 2: copied answers; chapter 6 re-graded by the page's commands
     for a in CHAPTERS:
@@ -310,22 +325,55 @@ def course(tmp_path_factory):
         if a in WHOLE_NOTEBOOK_SWAP:
             nbformat.write(own[a, "s002"], root / "submitted" / "s001" / a / f"{a}.ipynb")
     out["regrade_log"] = page.run("instructors-regrade")
+    out["hand_grades_after_regrade"] = {
+        (a, st, g): grade_row(cfg, a, st, g) for a, st, g in (("ch06", "s001", "ch06-ex3-written"), ("ch06", "s003", "ch06-ex3-written"))
+    }
+    # as the re-grade asks: s001 now hands in s002's notebook, unanswered there; s002 hands in s001's answer
+    hand_grade(cfg, {("ch06", "s001", "ch06-ex3-written"): 0, ("ch06", "s002", "ch06-ex3-written"): 0})
     for a in CHAPTERS:
         for s in STUDENTS if a in WHOLE_NOTEBOOK_SWAP else ["s002"]:
             if a == "ch06":
                 scores("round2", a, s)
             else:
                 grade("round2", a, s, force=True)
+    # the late s003's ch14 written answer is graded by hand after the last autograde (the page's step 7)
+    hand_grade(cfg, {("ch14", "s003", "ch14-ex3-written"): 1})
     out["feedback_log"] = page.run("instructors-feedback")
     page.run("instructors-student-feedback", cwd=desk)
+    out["desk"] = desk
     out["feedback"] = (root / "feedback" / "s002" / "ch09" / "ch09.html").read_text()
     out["git_after"] = git_state()
     out["export"] = page.run("instructors-export")
     page.run("instructors-export-moodle")
+    export = ["nbgrader", "export", "--exporter=book_plugins.LmsGradesExporter", "--to", "no_penalty.csv"]
+    no_penalty = subprocess.run(
+        [*export, "--LateSubmissionPlugin.penalty_method=none"], cwd=root, env=page.env, capture_output=True, text=True
+    )
+    assert no_penalty.returncode == 0, no_penalty.stderr
     out["similar"] = page.run("instructors-similar")
     out["seconds"] = time.perf_counter() - start
     print(f"\nper-student nbgrader: the page's commands, {len(CHAPTERS)} assignments x {len(ROSTER)} students, in {out['seconds']:.1f} s")
     return out
+
+
+def hand_grade(cfg, points: dict[tuple[str, str, str], float]) -> None:
+    """What the Formgrader's Manual Grading does when a grader types points: (assignment, student, grade id) -> points."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(cfg.CourseDirectory.db_url) as gb:
+        for (a, s, gid), value in points.items():
+            grade = gb.find_grade(gid, a, a, s)
+            grade.manual_score, grade.needs_manual_grade = value, False
+        gb.db.commit()
+
+
+def grade_row(cfg, a: str, s: str, gid: str) -> tuple[float | None, float | None, bool]:
+    """(auto score, manual score, needs a manual grade) of one graded part."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(cfg.CourseDirectory.db_url) as gb:
+        grade = gb.find_grade(gid, a, a, s)
+        return grade.auto_score, grade.manual_score, grade.needs_manual_grade
 
 
 #: Exercise 9.3 answered with the right weights in a numpy.ma masked array: the self-check refuses it.
@@ -657,3 +705,53 @@ def test_an_unreadable_submission_costs_that_submission_only_and_is_named(course
     for s in STUDENTS:  # graded as before
         graded = course["scores"]["round1", "ch01", s]
         assert all(score == max_score for part, (score, max_score) in graded.items() if not part.endswith("-written"))
+
+
+@pytest.mark.slow
+def test_release_feedback_releases_the_exchanges_submissions_and_names_the_one_placed_by_hand(course):
+    """Issue 49: nbgrader's release_feedback stopped (exit 1) at s003's chapter 9, placed with course.py place."""
+    from nbgrader.utils import notebook_hash
+
+    root = course["root"]
+    log = course["feedback_log"]
+    assert "Not released, because these submissions did not come through the exchange" in log, log
+    assert f"{root / 'feedback' / 's003' / 'ch09' / 'ch09.html'} (no submission_secret.txt)" in log
+    released = root / "exchange" / "deriving-attention" / "feedback"
+    for s in [*STUDENTS, course["os_user"]]:
+        secret = (root / "submitted" / s / "ch09" / "submission_secret.txt").read_text()
+        assert (released / f"{notebook_hash(secret=secret, notebook_id='ch09')}.html").exists(), s
+    assert len(list(released.glob("*.html"))) == len(STUDENTS) + 1  # nothing for s003
+    fetched = list((course["desk"] / "ch09" / "feedback").rglob("ch09.html"))
+    assert len(fetched) == 1  # the exchange's own student fetched their feedback
+
+
+@pytest.mark.slow
+def test_a_regrade_keeps_the_hand_grades_of_unchanged_answers_and_names_the_rest(course):
+    """Issue 49: `nbgrader autograde --force` marked every hand-graded part as not graded, and the export left it out."""
+    log = course["regrade_log"]
+    after = course["hand_grades_after_regrade"]
+    assert after["ch06", "s003", "ch06-ex3-written"] == (None, 1, False)  # s003 handed in nothing new: kept
+    assert "kept the hand grade of s003 ch06 ch06-ex3-written: 1 points" in log
+    assert after["ch06", "s001", "ch06-ex3-written"][2] is True  # s001 handed in another notebook: to grade again
+    assert "grade again in the Formgrader: s001 ch06 ch06-ex3-written: the answer is not the one graded by hand" in log
+    assert "1 hand-graded part(s) need grading again" in log
+
+
+@pytest.mark.slow
+def test_a_late_submission_exports_the_configured_penalty_even_with_points_given_by_hand_afterwards(course):
+    """Issue 49: under "zero", s003's late chapter 14 exported the points of its written answer, graded after autograde."""
+    col = {a: 5 + k for k, a in enumerate(CHAPTERS)}
+    zero = {r[2]: r for r in _export(course, "lms_grades.csv")[2:]}
+    none = {r[2]: r for r in _export(course, "no_penalty.csv")[2:]}
+    ch14 = course["scores"]["round1", "ch14", "s003"]
+    assert sum(score or 0 for score, _ in ch14.values()) == 0 and zero["s003"][col["ch14"]] == "0"
+    assert none["s003"][col["ch14"]] == "1"  # the point given by hand, with no penalty
+    raw06 = sum(score or 0 for score, _ in course["scores"]["round1", "ch06", "s003"].values())
+    assert zero["s003"][col["ch06"]] == "0" and float(none["s003"][col["ch06"]]) == raw06 + 1
+    for s in STUDENTS:  # on time: the same under both
+        assert zero[s] == none[s]
+
+
+@pytest.mark.slow
+def test_the_similarity_report_finds_no_model_answer_among_attnlibs_functions(course):
+    assert "ch06: 0 submitted function(s) matching attnlib's own source" in course["similar"], course["similar"]
