@@ -615,12 +615,12 @@ def restore_hand_grades(course: Path, assignment: str, before: dict[tuple[str, s
                 continue
             now = _answer_fingerprint(course, cfg, sid, assignment, notebook, gid)
             if was["answer"] is None or now != was["answer"]:
-                review.append(f"{where}: the answer is not the one graded by hand ({was['manual_score']:g} points)")
+                review.append(f"{where}: the answer is not the one graded by hand (it had {was['manual_score']:g} of its points)")
             elif grade.auto_score != was["auto_score"]:
                 review.append(f"{where}: the autograder now gives {grade.auto_score}, before {was['auto_score']}")
             else:
                 grade.manual_score, grade.extra_credit, grade.needs_manual_grade = was["manual_score"], was["extra_credit"], False
-                kept.append(f"{where}: {was['manual_score']:g} points")
+                kept.append(f"{where}: {was['manual_score']:g} point{'' if was['manual_score'] == 1 else 's'}")
         gb.db.commit()
     return kept, review
 

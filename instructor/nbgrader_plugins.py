@@ -25,10 +25,13 @@ and, after the notebook has run (``autograde_preprocessors()``):
 
 ``nbgrader generate_feedback`` uses :class:`ClearHiddenTestsQuietly` and
 :class:`ShortTracebacks` (a failed test shows its error, never the hidden test
-lines). :class:`LmsGradesExporter` (``nbgrader export
+lines). :class:`ReleaseFeedbackReportingSkips` (``nbgrader release_feedback``)
+releases the feedback of every submission that came through the exchange and
+names the ones placed by hand. :class:`LmsGradesExporter` (``nbgrader export
 --exporter=book_plugins.LmsGradesExporter``) writes one row per roster student
-and one column per assignment, after late penalties, in the layout of a Canvas
-gradebook CSV, which Moodle's CSV grade import reads as well.
+and one column per assignment, after the configured late penalty
+(:func:`late_penalty`), in the layout of a Canvas gradebook CSV, which Moodle's
+CSV grade import reads as well.
 
 ``instructor/make_assignments.py`` writes ``nbgrader_config.py`` and a short
 ``book_plugins.py`` into the course folder, which make all of these importable there.

@@ -154,3 +154,23 @@ def test_similar_refuses_a_threshold_outside_0_to_1_and_names_it(tmp_path, capsy
     code = _course_tool(monkeypatch).main(["--course", str(tmp_path), "similar", "ch14", "--threshold", threshold])
     assert code == 2
     assert "--threshold must be a number from 0 to 1" in capsys.readouterr().err
+
+
+def test_regrade_stops_with_a_clear_error_outside_a_course_folder(tmp_path, capsys, monkeypatch):
+    code = _course_tool(monkeypatch).main(["--course", str(tmp_path), "regrade", "ch06"])
+    assert code == 2
+    assert f"{tmp_path / 'nbgrader_config.py'} is missing" in capsys.readouterr().err
+
+
+def test_no_model_answer_of_the_book_matches_an_attnlib_function(monkeypatch):
+    """What instructors.md says: an honest solution (every chapter's model answer) is not reported as a copy."""
+    tool = _course_tool(monkeypatch)
+    answers = [
+        cell.source
+        for path in sorted((ROOT / "chapters").glob("*.ipynb"))
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")
+    ]
+    functions = [name for source in answers for name, _ in tool.defined_functions(source)]
+    assert len(functions) >= 10, functions  # the implement exercises' functions are there to compare
+    assert [m for source in answers for m in tool.library_matches(source)] == []

@@ -6,15 +6,18 @@ to other chapters. The course has chapters 1, 6 and 14 released as per-student f
 page's commands) and chapters 9 and 15 through the exchange (chapter 9 by the page's commands), and a
 roster of three:
 
-* round 1: s001 and s002 hand in the model answers of their own seed; s003 attacks the grader
-  (chapter 6: seed cell and a test cell deleted, handed in late; chapter 9: attnlib's own
-  ``causal_mask`` as theirs, and a written answer nobody has graded yet; chapter 14: ``np.allclose``,
-  the visible check and the in-kernel judge replaced in an answer cell, with a wrong answer, and
-  attnlib's own ``softmax_backward`` as theirs); the machine's own user, who is not on the roster,
-  fetches and submits chapter 9 through the exchange;
+* round 1: s001 and s002 hand in the model answers of their own seed (s001 with a written answer in
+  chapter 6); s003 attacks the grader (chapter 6: seed cell and a test cell deleted, a written answer,
+  handed in late; chapter 9, mailed in and placed by hand: attnlib's own ``causal_mask`` as theirs, and
+  a written answer nobody has graded yet; chapter 14, handed in late: ``np.allclose``, the visible
+  check and the in-kernel judge replaced in an answer cell, with a wrong answer, attnlib's own
+  ``softmax_backward`` as theirs, and a written answer); the machine's own user, who is not on the
+  roster, fetches and submits chapter 9 through the exchange; then the written answers of chapter 6
+  are graded by hand;
 * round 2: s002 hands in s001's answers in their own notebook (every chapter), and s001 hands in
   s002's whole notebook, seed cell included (chapters 1, 6, 9); chapter 6 is re-graded with the
-  page's re-grading commands.
+  page's re-grading commands, and what they name is graded again; s003's late written answer of
+  chapter 14 is graded by hand.
 
 Then feedback, the LMS export (chapter 6 has a due date and the ``zero`` late penalty) and the
 similarity report.
@@ -731,7 +734,7 @@ def test_a_regrade_keeps_the_hand_grades_of_unchanged_answers_and_names_the_rest
     log = course["regrade_log"]
     after = course["hand_grades_after_regrade"]
     assert after["ch06", "s003", "ch06-ex3-written"] == (None, 1, False)  # s003 handed in nothing new: kept
-    assert "kept the hand grade of s003 ch06 ch06-ex3-written: 1 points" in log
+    assert "kept the hand grade of s003 ch06 ch06-ex3-written: 1 point" in log
     assert after["ch06", "s001", "ch06-ex3-written"][2] is True  # s001 handed in another notebook: to grade again
     assert "grade again in the Formgrader: s001 ch06 ch06-ex3-written: the answer is not the one graded by hand" in log
     assert "1 hand-graded part(s) need grading again" in log
