@@ -148,6 +148,11 @@ class PairwiseCost:
     intermediate_floats:
         Numbers that must be held between steps of the pair stage, besides
         the ``n_q * n_k`` scores themselves.
+    additions:
+        Scalar additions in the pair stage: for the additive score the
+        ``d_a`` sums ``W_a s_i + U_a h_j`` of every pair plus the ``d_a - 1``
+        additions of its dot product with ``v_a``; for the dot product the
+        ``d_k - 1`` additions of each of the ``n_q * n_k`` dot products.
     """
 
     kind: str
@@ -155,6 +160,7 @@ class PairwiseCost:
     multiplications: int
     tanh_evaluations: int
     intermediate_floats: int
+    additions: int
 
 
 def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
@@ -173,10 +179,12 @@ def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
     * dot: ``Q K^T`` is one matrix product with ``n_q * n_k * d_k``
       multiplications and no non-linearity and no intermediate tensor.
 
-    The multiplication counts are equal when ``d_a = d_k``: the dot product
-    is not cheaper in arithmetic, it is cheaper in *kind* (one dense matrix
-    product, which accelerators are built for, instead of a 3-d tensor of
-    ``tanh`` values).
+    The multiplication counts are equal when ``d_a = d_k``, and both stages
+    grow like ``n_q * n_k * d``. The additive score does more arithmetic on
+    top of that: ``n_q * n_k * d_a`` ``tanh`` evaluations and as many extra
+    additions (the sums inside the ``tanh``). Its larger cost lies less in
+    that arithmetic than in its *kind*: a 3-d tensor of ``tanh`` values
+    instead of one dense matrix product, which accelerators are built for.
 
     Raises
     ------
@@ -187,9 +195,9 @@ def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
     Examples
     --------
     >>> pairwise_score_cost("additive", 3, 3, 2)
-    PairwiseCost(kind='additive', matrix_products=0, multiplications=18, tanh_evaluations=18, intermediate_floats=18)
+    PairwiseCost(kind='additive', matrix_products=0, multiplications=18, tanh_evaluations=18, intermediate_floats=18, additions=27)
     >>> pairwise_score_cost("dot", 3, 3, 2)
-    PairwiseCost(kind='dot', matrix_products=1, multiplications=18, tanh_evaluations=0, intermediate_floats=0)
+    PairwiseCost(kind='dot', matrix_products=1, multiplications=18, tanh_evaluations=0, intermediate_floats=0, additions=9)
     """
     if not isinstance(kind, str) or kind not in ("additive", "dot"):
         raise ValueError(f"kind must be 'additive' or 'dot'; got {kind!r}")
@@ -197,9 +205,10 @@ def pairwise_score_cost(kind: str, n_q: int, n_k: int, d: int) -> PairwiseCost:
     n_k = as_positive_int("n_k", n_k)
     d = as_positive_int("d", d)
     if kind == "additive":
-        pairs = tanh_evaluation_count(n_q, n_k, d)
-        return PairwiseCost("additive", 0, pairs, pairs, pairs)
-    return PairwiseCost("dot", 1, matmul_multiply_count(n_q, d, n_k), 0, 0)
+        hidden = tanh_evaluation_count(n_q, n_k, d)
+        # d_a sums inside the tanh per pair, then d_a - 1 in the reduction with v_a
+        return PairwiseCost("additive", 0, hidden, hidden, hidden, n_q * n_k * (2 * d - 1))
+    return PairwiseCost("dot", 1, matmul_multiply_count(n_q, d, n_k), 0, 0, n_q * n_k * (d - 1))
 
 
 def bilinear_matrix(W_Q: Any, W_K: Any) -> np.ndarray:
@@ -328,10 +337,11 @@ def symbolic_bilinear_regrouping(d_model: int, d_k: int) -> BilinearProof:
 
     Every entry of ``x_i``, ``x_j``, ``W_Q`` and ``W_K`` is its own sympy
     symbol, so the identity is checked as a polynomial identity in all of
-    them, not at sample numbers. Entry ``(r, c)`` of ``W_Q`` is named
-    ``w^Q_rc`` (shown as :math:`w^Q_{rc}`) and that of ``W_K`` ``w^K_rc``,
-    so that they are never mistaken for the query and key vectors ``q_i``
-    and ``k_j``; coordinate ``c`` of ``x_i`` is ``x_ic``. Sizes are limited to
+    them, not at sample numbers. Entry ``(r, r')`` of ``W_Q`` is named
+    ``w^Q_rr'`` (shown as :math:`w^Q_{rr'}`, with the two indices as numbers:
+    ``w^Q_11`` is row 1, column 1) and that of ``W_K`` ``w^K_rr'``, so that
+    they are never mistaken for the query and key vectors ``q_i`` and
+    ``k_j``; coordinate ``r`` of ``x_i`` is ``x_ir``. Sizes are limited to
     ``MAX_SYMBOLIC_SIZE`` to keep the expansion quick.
 
     Raises

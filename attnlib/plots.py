@@ -239,6 +239,7 @@ def token_vectors(
     axis_names: tuple[str, str] = ("noun-ness (dimension 1)", "verb-ness (dimension 2)"),
     title: str = "",
     extra: dict[str, Any] | None = None,
+    match_rows: dict[str, int] | None = None,
 ) -> Figure:
     """Draw the rows of a ``(n, 2)`` matrix as arrows from the origin.
 
@@ -251,19 +252,29 @@ def token_vectors(
     extra:
         Optional further ``{label: vector}`` pairs drawn dashed (for example
         the outputs of attention next to the inputs).
+    match_rows:
+        Optional ``{label of extra: row of X}`` (rows counted from 0): that
+        dashed arrow takes the colour of that row's solid arrow, so that an
+        output and the input it came from share a colour. Extras not named
+        here get colours of their own, after the rows' colours.
 
     Raises
     ------
     ValueError
         ``X`` is not a finite real matrix of 2 columns; ``labels`` is neither ``None`` nor one label per row;
         ``axis_names`` is not 2 labels; ``title`` is not a text; ``ax`` is neither ``None`` nor a matplotlib ``Axes``;
-        ``extra`` is neither ``None`` nor a dict of labels to points of the plane. The message names the argument.
+        ``extra`` is neither ``None`` nor a dict of labels to points of the plane; ``match_rows`` is neither ``None``
+        nor a dict from labels of ``extra`` to row indices of ``X``. The message names the argument.
 
     Examples
     --------
     >>> fig = token_vectors([[1, 0], [0, 1]], ["a", "b"])
     >>> sorted(t.get_text().strip() for t in fig.axes[0].texts if t.get_text())
     ['a', 'b']
+    >>> plt.close(fig)
+    >>> fig = token_vectors([[1, 0], [0, 1]], extra={"o1": [0.6, 0.4]}, match_rows={"o1": 0})
+    >>> fig.axes[0].texts[0].arrow_patch.get_edgecolor() == matplotlib.colors.to_rgba(LINE_COLOURS[0])  # o1 as x1
+    True
     >>> plt.close(fig)
     """
     x = as_array("X", X, 2)
@@ -279,13 +290,22 @@ def token_vectors(
         fig = ax.figure
     if extra is not None and not isinstance(extra, dict):
         raise ValueError(f"extra must be a dict {{label: 2-d vector}}; got {type(extra).__name__}")
+    if match_rows is not None and not isinstance(match_rows, dict):
+        raise ValueError(f"match_rows must be a dict {{label of extra: row of X}}; got {type(match_rows).__name__}")
+    matched = {}
+    for name, row in (match_rows or {}).items():
+        if name not in (extra or {}):
+            raise ValueError(f"match_rows names {name!r}, which is not a label of extra")
+        matched[name] = as_int(f"match_rows[{name!r}]", row, minimum=0, what=f"a row index of X (0 to {x.shape[0] - 1})")
+        if matched[name] >= x.shape[0]:
+            raise ValueError(f"match_rows[{name!r}] must be a row index of X (0 to {x.shape[0] - 1}); got {matched[name]}")
     points = [x]
     for k, (name, vec) in enumerate([(n, v) for n, v in (extra or {}).items()]):
         v = as_array(f"extra[{name!r}]", vec, 1)
         if v.shape != (2,):
             raise ValueError(f"extra[{name!r}] must be a vector of 2 numbers (a point in the plane); got shape {v.shape}")
         points.append(v[None, :])
-        colour = LINE_COLOURS[(x.shape[0] + k) % len(LINE_COLOURS)]
+        colour = LINE_COLOURS[(matched[name] if name in matched else x.shape[0] + k) % len(LINE_COLOURS)]
         ax.annotate("", xy=v, xytext=(0, 0), arrowprops=dict(arrowstyle="->", color=colour, lw=2, linestyle="--"))
         ax.text(v[0], v[1], f" {name}", color="black", fontsize=11, va="bottom")
     for i, (row, name) in enumerate(zip(x, labels)):

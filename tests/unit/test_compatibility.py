@@ -25,6 +25,18 @@ def test_pairwise_costs_differ_in_kind_not_in_multiplications():
     assert add.multiplications == dot.multiplications == 1024 * 512 * 64
     assert (add.tanh_evaluations, add.intermediate_floats, add.matrix_products) == (1024 * 512 * 64, 1024 * 512 * 64, 0)
     assert (dot.tanh_evaluations, dot.intermediate_floats, dot.matrix_products) == (0, 0, 1)
+    # each pair: d sums inside the tanh and d - 1 in the dot with v_a, against d - 1 in q_i k_j^T
+    assert add.additions == 1024 * 512 * (2 * 64 - 1) and dot.additions == 1024 * 512 * (64 - 1)
+    assert add.additions - dot.additions == add.tanh_evaluations
+
+
+def test_addition_counts_match_a_pair_by_pair_count():
+    # count the additions of the two scores one pair at a time, the way the formulas read
+    for n_q, n_k, d in [(1, 1, 1), (3, 3, 2), (2, 5, 7)]:
+        per_pair_additive = d + (d - 1)  # W_a s_i + U_a h_j entry by entry, then v_a . tanh(...)
+        per_pair_dot = d - 1  # the sum of the d products q_ir k_jr
+        assert C.pairwise_score_cost("additive", n_q, n_k, d).additions == n_q * n_k * per_pair_additive
+        assert C.pairwise_score_cost("dot", n_q, n_k, d).additions == n_q * n_k * per_pair_dot
 
 
 def test_tanh_count_matches_the_hidden_tensor_additive_scores_builds():
@@ -104,7 +116,7 @@ def test_symbolic_proof_agrees_with_numbers():
 
 
 def test_weight_entries_are_not_named_like_queries_and_keys():
-    """Entries of W_Q and W_K are w^Q_rc and w^K_rc: q_21 would read as coordinate 1 of query 2 (chapter 2)."""
+    """Entries of W_Q and W_K are w^Q_rr' and w^K_rr': q_21 would read as coordinate 1 of query 2 (chapter 2)."""
     proof = C.symbolic_bilinear_regrouping(2, 1)
     names = {s.name for s in proof.bilinear.free_symbols}
     assert names == {"w^Q_11", "w^Q_21", "w^K_11", "w^K_21", "x_i1", "x_i2", "x_j1", "x_j2"}

@@ -409,7 +409,8 @@ def b_heatmap(draw):
 
 def b_token_vectors(draw):
     n = draw(SIZES)
-    return {"X": draw(real_array((n, 2))), "extra": {"o": draw(real_array((2,)))}, "axis_names": ("a", "b"), **DISPLAY}
+    match = {"o": draw(st.integers(0, n - 1))} if draw(st.booleans()) else None
+    return {"X": draw(real_array((n, 2))), "extra": {"o": draw(real_array((2,)))}, "match_rows": match, "axis_names": ("a", "b"), **DISPLAY}
 
 
 def b_path_heatmap(draw):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import matplotlib
 
@@ -92,3 +93,31 @@ def test_no_path_cells_get_a_mark_with_room_to_spare():
     cell = axes[0].get_window_extent(renderer).width / 8
     assert all(t.get_window_extent(renderer).width < cell / 2 for t in marks)
     plt.close(fig)
+
+
+def test_an_output_can_share_the_colour_of_its_input():
+    """Chapter 6's outputs: o1 dashed in x1's colour and o2 in x2's, never the other way round (referee R18, item 12)."""
+    X = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]
+    extra = {"o1": [0.6, 0.4], "o2": [0.4, 0.6], "free": [0.2, 0.1]}
+    fig = plots.token_vectors(X, ["x1", "x2", "x3"], extra=extra, match_rows={"o1": 0, "o2": 1})
+    arrows = [t for t in fig.axes[0].texts if isinstance(t, matplotlib.text.Annotation)]
+    colour = {}
+    for arrow, label in zip(arrows, [*extra, "x1", "x2", "x3"]):  # the extras are drawn first, then the rows
+        colour[label] = matplotlib.colors.to_hex(arrow.arrow_patch.get_edgecolor())
+    assert colour["o1"] == colour["x1"] and colour["o2"] == colour["x2"]
+    assert colour["x1"] != colour["x2"] and colour["free"] not in {colour["x1"], colour["x2"], colour["x3"]}
+    plt.close(fig)
+
+
+def test_match_rows_is_checked_by_name():
+    X, extra = [[1.0, 0.0], [0.0, 1.0]], {"o1": [0.6, 0.4]}
+    for bad, words in [
+        ([0], "match_rows must be a dict"),
+        ({"o9": 0}, "match_rows names 'o9'"),
+        ({"o1": 2}, "match_rows['o1'] must be a row index of X (0 to 1)"),
+        ({"o1": -1}, "match_rows['o1'] must be a row index"),
+        ({"o1": True}, "match_rows['o1'] must be a row index"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            plots.token_vectors(X, extra=extra, match_rows=bad)
+    plt.close("all")

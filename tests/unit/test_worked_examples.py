@@ -452,9 +452,19 @@ def case_pairwise_score_cost():
                 "multiplications": n * n * d,
                 "tanh_evaluations": n * n * d,
                 "intermediate_floats": n * n * d,
+                "additions": n * n * (2 * d - 1),
             }
         )
-        want.append({"kind": "dot", "matrix_products": 1, "multiplications": n * n * d, "tanh_evaluations": 0, "intermediate_floats": 0})
+        want.append(
+            {
+                "kind": "dot",
+                "matrix_products": 1,
+                "multiplications": n * n * d,
+                "tanh_evaluations": 0,
+                "intermediate_floats": 0,
+                "additions": n * n * (d - 1),
+            }
+        )
     return got, want
 
 
@@ -485,7 +495,7 @@ def case_symbolic_bilinear_regrouping():
     return proof, {
         "x_i": names(["x_i1", "x_i2"], (1, 2)),
         "x_j": names(["x_j1", "x_j2"], (1, 2)),
-        "W_Q": names(["w^Q_11", "w^Q_21"], (2, 1)),  # entry (r, c) of W_Q is w^Q_rc, never a query's q
+        "W_Q": names(["w^Q_11", "w^Q_21"], (2, 1)),  # entry (r, r') of W_Q is w^Q_rr', never a query's q
         "W_K": names(["w^K_11", "w^K_21"], (2, 1)),
         "bilinear": lambda e: at_random_points(e, symbols, lambda p: value(p, "bilinear")),
         "regrouped": lambda e: at_random_points(e, symbols, lambda p: value(p, "regrouped")),
