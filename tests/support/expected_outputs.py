@@ -192,6 +192,11 @@ EXPECTED: dict[str, list[str]] = {
         "best learning rate: {'scaled': 2.0, 'unscaled': 2.0}",
         "  seed 1: 0.1969 = 2.0e-01 (0.07)",
         "W_Q and W_K at lr 16: final loss 0.0007, 0.0007, 0.0006, 0.0008, 0.0009",
+        # referee R20: the settings of the two experiments, read from attnlib
+        "task: {'length': 6, 'n_symbols': 4, 'd_pos': 4, 'batch': 8}",
+        "training: {'seed': 0, 'd_k': 4, 'n_steps': 300, 'record_steps': (0, 50, 100, 300), 'lr': 0.05}",
+        "task: {'length': 5, 'n_symbols': 4, 'd_pos': 4, 'batch': 6} | features per token: 18",
+        "training: {'std': 0.3, 'n_steps': 150, 'lr': 0.03, 'record_steps': ()}",
         "heads: 1, roles over 10 seeds: {'matching': 10}",
         "probe tokens that request themselves: 18 of 80",
         "two heads, threshold 0.5: one head per relation in 17 of 20 seeds",
