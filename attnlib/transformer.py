@@ -118,7 +118,7 @@ DIFFERENCES_FROM_THE_PAPER: tuple[tuple[str, str, str], ...] = (
     (
         "packed Q, K, V",
         "separate W_i^Q, W_i^K, W_i^V per head",
-        "one in_proj_weight stacking Q; K; V, head r = contiguous rows r*d_head:(r+1)*d_head of each block; split",
+        "one in_proj_weight stacking Q; K; V, head u (from 1) = rows (u-1)*d_head:u*d_head of each block; split",
     ),
     ("boolean mask", "M is 0 or -inf, added to the scores", "True = may NOT attend; attnlib's True = may attend (flip it)"),
     ("norm order", "post-norm: LayerNorm(x + Sublayer(x))", "post-norm by default, pre-norm with norm_first=True; both"),

@@ -195,6 +195,11 @@ EXPECTED: dict[str, list[str]] = {
         "best learning rate: {'scaled': 2.0, 'unscaled': 2.0}",
         "  seed 1: 0.1969 = 2.0e-01 (0.07)",
         "W_Q and W_K at lr 16: final loss 0.0007, 0.0007, 0.0006, 0.0008, 0.0009",
+        # referee R20: the settings of the two experiments, read from attnlib
+        "task: {'length': 6, 'n_symbols': 4, 'd_pos': 4, 'batch': 8}",
+        "training: {'seed': 0, 'd_k': 4, 'n_steps': 300, 'record_steps': (0, 50, 100, 300), 'lr': 0.05}",
+        "task: {'length': 5, 'n_symbols': 4, 'd_pos': 4, 'batch': 6} | features per token: 18",
+        "training: {'std': 0.3, 'n_steps': 150, 'lr': 0.03, 'record_steps': ()}",
         "heads: 1, roles over 10 seeds: {'matching': 10}",
         "probe tokens that request themselves: 18 of 80",
         "two heads, threshold 0.5: one head per relation in 17 of 20 seeds",
@@ -286,6 +291,8 @@ EXPECTED: dict[str, list[str]] = {
         "self_attn.in_proj_weight    (1536, 512)  W_Q, W_K, W_V  (512, 512) each rows [0:d], [d:2d], [2d:3d], each transposed",
         "linear1.weight              (2048, 512)  W_1            (512, 2048)  transposed",
         "PyTorch: True = may NOT attend; attnlib's True = may attend (flip it)",
+        "head u (from 1) = rows (u-1)*d_head:u*d_head of each block",
+        "pre-norm, N = 32 against N = 1: gradient x 0.44, 1 / stream length x 0.43",
     ],
     "17-induction-heads": [
         "largest relative error against finite differences",
