@@ -675,7 +675,10 @@ class LimitOutputCharacters(_BookPreprocessor):
 
     Outputs past the budget are shortened or dropped, with a note; every error
     output, the first ``stderr`` stream and the first result are kept
-    (shortened), so the points nbgrader reads from them do not change.
+    (shortened), so the points nbgrader reads from them do not change. These
+    get the budget first, the last first, so the grader's verdict (the error
+    output ``JudgeHandIns`` appends last) is kept whole however long the
+    kernel's own outputs (a hand-in, a traceback) were.
     """
 
     max_characters = Integer(200_000, help="Characters of output kept per cell (text, data and tracebacks together).").tag(config=True)
@@ -686,33 +689,38 @@ class LimitOutputCharacters(_BookPreprocessor):
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
             return cell, resources
-        budget, dropped, kept = self.max_characters, 0, []
-        seen_stderr = seen_result = False
-        for out in cell.get("outputs", []):
+        outputs = list(cell.get("outputs", []))
+        must, seen_stderr, seen_result = [], False, False
+        for out in outputs:
             kind = out.get("output_type")
-            must = kind == "error" or (kind == "stream" and out.get("name") == "stderr" and not seen_stderr)
-            must = must or (kind == "execute_result" and not seen_result)
+            keep = kind == "error" or (kind == "stream" and out.get("name") == "stderr" and not seen_stderr)
+            must.append(keep or (kind == "execute_result" and not seen_result))
             seen_stderr |= kind == "stream" and out.get("name") == "stderr"
             seen_result |= kind == "execute_result"
-            size = _output_size(out)
+        # the outputs that must stay get the budget first, the last first: the grader's verdict, which JudgeHandIns
+        # appends after the kernel's outputs, is never cut for a long hand-in or a long error of the kernel's
+        order = [k for k in reversed(range(len(outputs))) if must[k]] + [k for k in range(len(outputs)) if not must[k]]
+        budget, dropped, kept = self.max_characters, 0, set()
+        for k in order:
+            out, size = outputs[k], _output_size(outputs[k])
             if size <= budget:
                 budget -= size
-                kept.append(out)
+                kept.add(k)
                 continue
-            if not must and budget <= 0:
+            if not must[k] and budget <= 0:
                 dropped += size
                 continue
-            share = max(budget, 200 if must else 0)
+            share = max(budget, 200 if must[k] else 0)
             dropped += size - _shorten(out, share)
             budget -= share
-            kept.append(out)
+            kept.add(k)
         if dropped:
-            kept.append(
+            cell.outputs = [out for k, out in enumerate(outputs) if k in kept]
+            cell.outputs.append(
                 nbformat.v4.new_output(
                     "stream", name="stdout", text=f"\n[output cut: {dropped} characters beyond the limit of {self.max_characters}]\n"
                 )
             )
-            cell.outputs = kept
             self.log.warning("Cut %d characters of output from cell %s", dropped, cell.metadata.get("nbgrader", {}).get("grade_id", index))
         return cell, resources
 
@@ -726,9 +734,9 @@ def _shorten(out, budget: int) -> int:
     """Shorten one output in place to about ``budget`` characters; returns its new size."""
     if "text" in out:
         out["text"] = out["text"][:budget]
-    if "evalue" in out:
-        out["evalue"] = out["evalue"][:budget]
-        out["traceback"] = [t[:budget] for t in out.get("traceback", [])][:20]
+    if "evalue" in out:  # half for the message, half for the traceback's last line (the error itself)
+        out["evalue"] = out["evalue"][: budget // 2]
+        out["traceback"] = [t[: budget // 2] for t in out.get("traceback", [])[-1:]]
     if "data" in out:
         data = out["data"]
         text = data.get("text/plain", "")

@@ -12,7 +12,16 @@ notebook from the chapter's exercise cells. Then:
   crash), and the untouched student version with every locked test cell
   edited into ``pass`` gets the original tests back and so 0 on every
   autograded part (one submission for both checks, which keeps this test,
-  which grades every chapter, at three autogrades per chapter).
+  which grades every chapter, at three autogrades per chapter);
+* the table of right and wrong answers of issue 49 (tests/support/answer_table.py), the fourth column
+  after the self-check, ``check_by_hand`` and the hand-in judge of tests/exercises/test_one_comparator.py:
+  every row of every judged exercise typed into its answer cell, one row per exercise in each
+  submission ``row01``, ``row02``, ... (as many as the chapter's longest list; the right rows are the
+  solutions' submission), all of a chapter's rows autograded in one ``nbgrader autograde`` run. Each
+  row must get the points of the self-check's verdict (0 or full) and the self-check's reasons in the
+  grader's feedback;
+* nbgrader's ``Validator`` starts its kernels over ipc sockets, like the grading kernels (no TCP port
+  for parallel workers to collide on).
 
 These run with ``seed = None`` (the book's numbers); tests/grading/test_per_student.py
 grades per-student variants with the course's seed preprocessor.
@@ -20,10 +29,14 @@ grades per-student variants with the course's seed preprocessor.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
+import linecache
 import multiprocessing
 import os
 import re
+import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -35,11 +48,14 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.validator import Validator
 from sqlalchemy.exc import SAWarning
-from support.grading import ASSIGNMENT_CHAPTERS, make_assignments, nbg, nbgrader_plugins
+from support import answer_table
+from support.grading import ASSIGNMENT_CHAPTERS, IpcExecute, ipc_validator, make_assignments, model_answer, nbg, nbgrader_plugins
 from support.paths import BIN
 from traitlets.config import Config
+
+from attnlib import checks, variants
+from attnlib.exercises import grading
 
 CHAPTERS = ASSIGNMENT_CHAPTERS
 if os.environ.get("ATTN_NBGRADER_ONLY"):  # development aid: grade only some assignments, e.g. "01 04"
@@ -77,6 +93,12 @@ class Graded:
     scores: dict[str, dict[str, tuple[float | None, float]]] = field(default_factory=dict)
     autograded: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
     broken_part: str = ""
+    #: (student, test cell grade id) -> (exercise, row of the answer table)
+    table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    #: the kernels the Validator started: transport, address, sockets seen as files
+    kernels: list[dict] = field(default_factory=list)
+    #: seconds of the one autograde run of the table's submissions
+    table_seconds: float = 0.0
 
 
 def broken_test(source):
@@ -99,6 +121,77 @@ def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
     return {"solutions": copy.deepcopy(source), "raising": broken, "tampered": tampered}
 
 
+TABLE_PREFIX = "row"  # the table's submissions are row01, row02, ...
+
+
+def table_submissions(source) -> tuple[dict[str, nbformat.NotebookNode], dict[tuple[str, str], tuple[str, str]]]:
+    """The answer table's rows (seed None) as submissions: the k-th wrong row of every judged exercise in ``row<k>``.
+
+    An exercise with fewer rows than the chapter's longest list keeps its model answer (its right row)
+    in the later submissions. Returns the submissions and (student, test grade id) -> (exercise, row),
+    the solutions' submission holding every right row.
+    """
+    rows, where = {}, {}
+    for test in autograded_tests(source):
+        entry = grading.exercise_of_test(nbg(test)["grade_id"])
+        if entry is None:
+            continue
+        answer = answer_before(source, test)
+        model = model_answer(answer, None)  # the solution's code without its markers
+        if entry.kind == "implement":
+            wrong = [row for row in answer_table.implement_rows(entry.number) if row != "right"]
+            made = [(row, answer_table.implement_source(entry.number, row, model)) for row in wrong]
+        else:
+            typed = answer_table.typed_rows(entry.number, None)
+            made = [(row, answer_table.typed_source(values)) for row, values in typed.items() if row != "right"]
+        rows[nbg(test)["grade_id"]] = (entry.number, made)
+        where[nbg(test)["grade_id"]] = source.cells.index(answer)
+    table = {("solutions", gid): (number, "right") for gid, (number, _) in rows.items()}
+    submissions = {}
+    for k in range(max(len(made) for _, made in rows.values())):
+        student = f"{TABLE_PREFIX}{k + 1:02d}"
+        nb = copy.deepcopy(source)
+        for gid, (number, made) in rows.items():
+            row, code = made[k] if k < len(made) else ("right", None)
+            if code is not None:
+                nb.cells[where[gid]].source = code
+            table[student, gid] = (number, row)
+        submissions[student] = nb
+    return submissions, table
+
+
+def self_checks(nb) -> dict[str, tuple[bool, list[str]]]:
+    """Test grade id -> (passed, messages) of the self-check of each judged exercise, the notebook run in process.
+
+    The cells a student's kernel runs before the tests (seed, setup, numbers, answers) run in one
+    namespace, as in the kernel (their lines readable, so that a message may quote the line that
+    failed, as in the kernel); then each exercise's self-check judges what they defined, as the
+    visible check of its test cell does.
+    """
+    ns: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell in nb.cells:
+            meta = nbg(cell)
+            if cell.cell_type == "code" and meta and not (meta.get("grade") and not meta.get("solution")):
+                filename = f"<cell {meta['grade_id']} {id(nb)}>"  # its lines readable, as IPython keeps a cell's
+                linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(keepends=True), filename)
+                exec(compile(cell.source, filename, "exec"), ns)
+        found = {}
+        for test in autograded_tests(nb):
+            entry = grading.exercise_of_test(nbg(test)["grade_id"])
+            if entry is None:
+                continue
+            if entry.kind == "implement":
+                result = entry.check(ns[entry.function], seed=None, verbose=False)
+            elif entry.kind == "by-hand":
+                result = checks.check_by_hand(entry.number, ns, None, verbose=False)
+            else:  # 15.3, the one measured exercise
+                (name,) = variants.answers(entry.draw(None))
+                result = checks.check_memory_prediction(ns[name], None, verbose=False)
+            found[nbg(test)["grade_id"]] = (result.passed, list(result.messages))
+    return found
+
+
 def _indent(match: re.Match) -> int:
     body = match.group(1)
     first = body.splitlines()[0] if body.strip() else ""
@@ -119,7 +212,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
     cfg.Autograde.sanitize_preprocessors = nbgrader_plugins.sanitize_preprocessors(seed=False)
     cfg.Autograde.autograde_preprocessors = nbgrader_plugins.autograde_preprocessors()
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
-    validator = Validator(config=cfg)
+    validator = ipc_validator(cfg)
     results = {}
     for name in names:
         src_path = root / "source" / name / f"{name}.ipynb"
@@ -127,7 +220,9 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         assert result["success"], result.get("error") or result.get("log")
         source = nbformat.read(src_path, as_version=4)
         release = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
+        IpcExecute.started.clear()
         graded = Graded(source, release, validator.validate(str(src_path)))
+        graded.kernels = list(IpcExecute.started)
         submissions = make_submissions(source, release)
         for student, nb in submissions.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
@@ -136,6 +231,18 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
             result = api.autograde(name, student)
             assert result["success"], f"autograde of {name} for {student} crashed: {result.get('error')}\n{result.get('log')}"
             graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
+        rows, graded.table = table_submissions(source)
+        for student, nb in rows.items():
+            target = root / "submitted" / student / name / f"{name}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, target)
+        began = time.perf_counter()
+        result = api.autograde(name, f"{TABLE_PREFIX}*")  # every row of the chapter in one run
+        graded.table_seconds = time.perf_counter() - began
+        assert result["success"], f"autograde of {name}'s answer table crashed: {result.get('error')}\n{result.get('log')}"
+        for student in rows:
+            graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
+        submissions |= rows
         with Gradebook(cfg.CourseDirectory.db_url) as gb:
             for student in submissions:
                 sub = gb.find_submission_notebook(name, name, student)
@@ -161,7 +268,10 @@ def course(tmp_path_factory) -> dict[str, Graded]:
         results = {}
         for future in futures:
             results.update(future.result())
-    print(f"\nnbgrader: {len(NAMES)} assignments made, validated and autograded in {time.perf_counter() - start:.1f} s")
+    rows = sum(len({s for s, _ in g.table}) - 1 for g in results.values())
+    print(f"\nnbgrader: {len(NAMES)} assignments made, validated and autograded in {time.perf_counter() - start:.1f} s", end="")
+    print(f" (the answer table's {rows} submissions: {sum(g.table_seconds for g in results.values()):.1f} s", end="")
+    print(f" summed over both processes; load average {os.getloadavg()[0]:.1f})")
     return results
 
 
@@ -261,3 +371,79 @@ def test_edited_locked_test_cells_are_restored(course, name):
     raising = g.autograded["raising"]
     errors = [o for c in raising.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
     assert errors, f"{name}: the raising answer produced no error output"
+
+
+def _body(message: str) -> str:
+    """A self-check's diagnosis without its case label and repeat count (the grader judges more cases)."""
+    return re.sub(r" \(the same in \d+ other cases?\)$", "", message.split(": ", 1)[1])
+
+
+def _graded_outside(cell) -> str:
+    """What the feedback shows of the grader's verdict on a test cell (its error lines after the notebook ran), or ""."""
+    shown = nbgrader_plugins.ShortTracebacks().preprocess_cell(copy.deepcopy(cell), {}, 0)[0]  # generate_feedback's step
+    said = [line for o in shown.outputs if o.get("output_type") == "error" for line in o.get("traceback", [])]
+    return "\n".join(e.split("graded outside the notebook: ", 1)[1] for e in said if "graded outside the notebook: " in e)
+
+
+def test_the_answer_table_covers_every_judged_exercise_and_row():
+    """The submissions carry every row of tests/support/answer_table.py once, wrong rows in exactly one submission each."""
+    for name in NAMES:
+        source = make_assignments.assignment_notebook(CHAPTERS[NAMES.index(name)])
+        submissions, table = table_submissions(source)
+        numbers = {number for number, _ in table.values()}
+        chapter = {n for n, e in variants.EXERCISES.items() if e.test_id.startswith(f"{name}-") and e.kind != "predict"}
+        assert numbers == chapter, name
+        for number in numbers:
+            entry = variants.EXERCISES[number]
+            want = answer_table.implement_rows(number) if entry.kind == "implement" else list(answer_table.typed_rows(number, None))
+            got = [row for (student, gid), (n, row) in table.items() if n == number and (row != "right" or student == "solutions")]
+            assert sorted(got) == sorted(want), (number, got)
+            for student, nb in submissions.items():
+                answer = answer_before(nb, next(t for t in autograded_tests(nb) if nbg(t)["grade_id"] == entry.test_id))
+                if table[student, entry.test_id][1] == "right":
+                    assert "### BEGIN SOLUTION" in answer.source  # the model answer, as the solutions hand it in
+                else:
+                    assert "### BEGIN SOLUTION" not in answer.source and answer.source.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_every_row_of_the_answer_table_gets_the_self_checks_verdict_and_reason_from_a_real_autograde(course, name):
+    """Issue 49's table, its fourth column: points 0 or full as the self-check decides, and its reasons in the feedback."""
+    g = course[name]
+    students = sorted({s for s, _ in g.table})
+    assert len(students) >= 8 and "solutions" in students
+    verdicts = {"right": 0, "wrong": 0}
+    for student in students:
+        mine = self_checks(g.autograded[student])
+        cells = {nbg(c).get("grade_id"): c for c in g.autograded[student].cells}
+        for gid, (passed, messages) in mine.items():
+            number, row = g.table[student, gid]
+            score, max_score = g.scores[student][gid]
+            where = f"{name} {student}: exercise {number}, row {row!r}"
+            graded = f"self-check {passed} {messages}, autograde {score}/{max_score}"
+            assert max_score > 0 and score == (max_score if passed else 0), f"{where}: {graded}"
+            assert passed == (row in answer_table.RIGHT) or row in answer_table.EITHER, f"{where}: self-check {passed} {messages}"
+            said = _graded_outside(cells[gid])
+            if passed:
+                assert said == "" and not [o for o in cells[gid].outputs if o.get("output_type") == "error"], f"{where}: {said}"
+            else:
+                assert messages and said, f"{where}: no reason given"
+                for message in messages:
+                    if message.startswith("A small case to work through by hand"):
+                        continue  # the self-check's worked example (the grader never shows a case in full)
+                    reason = _body(message) if variants.EXERCISES[number].kind == "implement" else message
+                    assert reason in said, f"{where}: the self-check says {message!r}, the grader {said!r}"
+            verdicts["right" if passed else "wrong"] += 1
+    assert verdicts["right"] and verdicts["wrong"] >= 7
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+def test_the_validators_kernels_talk_over_ipc_sockets(course, name):
+    """Issue 46: a kernel started over TCP may find its port taken by a parallel worker (ZMQError: Address already in use)."""
+    kernels = course[name].kernels
+    assert kernels, f"{name}: validation started no kernel"
+    for kernel in kernels:
+        assert kernel["transport"] == "ipc" and kernel["socket_files"], kernel
+        assert kernel["ip"].startswith(tempfile.gettempdir()), kernel  # a fresh folder of its own, not the shared runtime folder

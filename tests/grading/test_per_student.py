@@ -40,7 +40,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from sqlalchemy.exc import SAWarning
-from support.grading import TYPED, make_assignments, model_answer, nbg, nbgrader_plugins
+from support.grading import TYPED, IpcExecute, ipc_validator, make_assignments, model_answer, nbg, nbgrader_plugins
 from support.paths import BIN, INSTRUCTOR, ROOT
 
 from attnlib import variants
@@ -574,13 +574,14 @@ def test_seeds_table_lists_the_files_seeds(course):
 def test_exchange_copy_computes_each_users_own_seed_and_reveals_one_key(course, monkeypatch):
     """The exchange copy's seed cell gives each user their seed, with nbgrader's own user name."""
     from nbgrader import utils
-    from nbgrader.validator import Validator
 
     path = course["root"] / "release" / "ch09" / "ch09.ipynb"
     nb = nbformat.read(path, as_version=4)
     cell = seed_cell(nb)
     assert nbg(cell)["checksum"] == utils.compute_checksum(cell)  # students' `nbgrader validate` stays quiet
-    assert Validator().validate(str(path)).get("changed") is None
+    IpcExecute.started.clear()
+    assert ipc_validator().validate(str(path)).get("changed") is None
+    assert [k["transport"] for k in IpcExecute.started] == ["ipc"]  # its kernel over ipc, as the graders'
     text = "".join(c.source for c in nb.cells)
     assert course["keys"]["ch09"] in text and FIXED_SECRET not in text
     assert not any(course["keys"][a] in text for a in CHAPTERS if a != "ch09")

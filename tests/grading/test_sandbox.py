@@ -15,6 +15,8 @@ import pytest
 from nbgrader import utils
 from support.grading import nbgrader_plugins as plugins
 
+from attnlib.exercises import grading
+
 LIMITS = {"cpu": 60, "as": 4 << 30, "nproc": 64, "fsize": 1 << 20, "nofile": 256, "core": 0}
 
 
@@ -120,6 +122,26 @@ def test_output_is_cut_to_the_character_limit_without_changing_the_points(output
     assert after == before
     assert len(nbformat.writes(nbformat.v4.new_notebook(cells=[cell]))) < 20_000
     assert "characters beyond the limit of 10000]" in cell.outputs[-1]["text"]
+
+
+def test_the_graders_verdict_is_kept_whole_after_a_long_hand_in_and_error():
+    """Found by the answer table's autograde (test_nbgrader.py): 11.2's hand-in of the grader's calls is 350,000
+    characters, so the kernel's error and then the grader's verdict were cut to 200 characters, losing reasons."""
+    error = "AssertionError: " + "a" * 2000  # the kernel's hand-in raised it
+    verdict = "graded outside the notebook: " + "; ".join(f"case {k}: the shape is right but some values are wrong" for k in range(20))
+    outputs = [
+        nbformat.v4.new_output("display_data", data={grading.HAND_IN_MIME: {"payload": "h" * 350_000}, "text/plain": "handed in"}),
+        nbformat.v4.new_output("error", ename="AssertionError", evalue="a" * 2000, traceback=["t" * 300_000, error]),
+        nbformat.v4.new_output("error", ename="NotRight", evalue=verdict, traceback=[]),
+    ]
+    before, cell = _graded(outputs)
+    plugins.LimitOutputCharacters().preprocess_cell(cell, {}, 0)
+    assert _graded(cell.outputs)[0] == before
+    kernels, graders = [o for o in cell.outputs if o["output_type"] == "error"]  # in their order
+    assert graders == nbformat.v4.new_output("error", ename="NotRight", evalue=verdict, traceback=[])
+    assert kernels["evalue"] == "a" * 2000 and kernels["traceback"] == [error]
+    assert "characters beyond the limit of 200000]" in cell.outputs[-1]["text"]
+    assert len(nbformat.writes(nbformat.v4.new_notebook(cells=[cell]))) < 210_000
 
 
 def test_a_cell_within_the_limit_is_left_alone():

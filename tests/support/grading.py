@@ -8,6 +8,11 @@ import importlib.util
 import io
 import re
 import sys
+from pathlib import Path
+
+from nbclient.util import run_sync
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, Execute
+from nbgrader.validator import Validator
 
 from attnlib import variants
 from attnlib.exercises import grading
@@ -96,3 +101,42 @@ def _judged(exercise: str, seed: int | None, handed: list[dict]) -> list[str]:
     """The grader's verdict on what one test cell handed in (outputs as nbgrader stores them)."""
     outputs = [{"output_type": "display_data", "data": {grading.HAND_IN_MIME: h}} for h in handed]
     return grading.judge_outputs(exercise, seed, outputs)
+
+
+class IpcExecute(Execute):
+    """nbgrader's ``Execute`` with the grading kernels' transport: ipc sockets in a fresh folder per kernel.
+
+    The kernel manager is ``nbgrader_plugins.SandboxedKernelManager`` without the sandbox (validation
+    runs the instructor's own source notebook), so kernels started at once by parallel test workers
+    cannot take each other's TCP ports. Every kernel started records its transport, its ``ip`` and
+    whether its sockets were files in ``started`` (for the test that it is so).
+    """
+
+    started: list[dict] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kernel_manager_class = nbgrader_plugins.SandboxedKernelManager
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        km.sandboxed = False
+        return km
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()  # the kernel answered: its sockets are bound
+        info = self.km.get_connection_info()
+        ports = [info[k] for k in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
+        IpcExecute.started.append(
+            {"transport": info["transport"], "ip": info["ip"], "socket_files": all(Path(f"{info['ip']}-{p}").is_socket() for p in ports)}
+        )
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient's synchronous name wraps its own coroutine
+
+
+def ipc_validator(config=None) -> Validator:
+    """nbgrader's ``Validator`` (a source notebook passes its own tests), its kernels over ipc (:class:`IpcExecute`)."""
+    validator = Validator(config=config) if config is not None else Validator()
+    validator.preprocessors = [CheckCellMetadata, ClearOutput, IpcExecute]
+    return validator
