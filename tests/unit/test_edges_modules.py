@@ -152,6 +152,9 @@ INDUCTION_SPECS = {
         {"seed": "seed", "std": "optional_real"},
     ),
     "induction.InductionModel.shapes": (lambda: IND_MODEL.shapes(), {}, {}),
+    "induction.PortableRandom": (induction.PortableRandom, {"seed": 0}, {"seed": "seed"}),
+    "induction.PortableRandom.uint32": (lambda: induction.PortableRandom(0).uint32(), {}, {}),
+    "induction.PortableRandom.random": (lambda: induction.PortableRandom(0).random(), {}, {}),
     "induction.InductionModel.forward": (
         lambda params, batch, ablate: IND_MODEL.forward(params, batch, ablate),
         {"params": IND_PARAMS, "batch": IND_BATCH, "ablate": [(1, 0)]},

@@ -283,3 +283,41 @@ def test_a_few_training_steps_lower_the_loss_and_are_seeded():
 def test_odd_input_is_refused_by_name(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- PortableRandom: the generator the live training explorer's JavaScript reproduces ----------------------
+
+
+def test_portable_random_draws_are_repeatable_and_differ_between_seeds():
+    a, b, c = induction.PortableRandom(5), induction.PortableRandom(5), induction.PortableRandom(6)
+    draws = [a.uint32() for _ in range(50)]
+    assert draws == [b.uint32() for _ in range(50)]
+    assert draws != [c.uint32() for _ in range(50)]
+    assert all(0 <= d < 2**32 for d in draws)
+    u = [induction.PortableRandom(s).random() for s in range(200)]
+    assert all(0.0 <= x < 1.0 for x in u) and 0.35 < np.mean(u) < 0.65
+    # a seed beyond one 32-bit word folds every word in: 2**32 + 5 is not 5
+    assert induction.PortableRandom(2**32 + 5).uint32() != induction.PortableRandom(5).uint32()
+
+
+def test_portable_random_feeds_init_batches_and_training_in_their_documented_order():
+    m = induction.InductionModel(vocab_size=6, n_positions=8, d_model=4, n_heads=2)
+    p1, p2 = m.init(induction.PortableRandom(3)), m.init(induction.PortableRandom(3))
+    assert all(np.array_equal(p1[k], p2[k]) for k in p1)
+    normals = np.concatenate([v.ravel() for v in p1.values()]) * 2.0  # std 1 / sqrt(4)
+    assert abs(normals.mean()) < 0.2 and 0.8 < normals.std() < 1.2
+    b = induction.repeated_tokens(5, 6, (2, 3), seed=induction.PortableRandom(1), n_positions=8)
+    assert set(b.halves.tolist()) <= {2, 3} and np.all(b.starts_at + 2 * b.halves <= 8)
+    for k, start in enumerate(b.starts):
+        seq = b.tokens[start : start + b.lengths[k]]
+        half = b.halves[k]
+        assert np.array_equal(seq[:half], seq[half:]) and len(set(seq[:half].tolist())) == half
+    probe = induction.repeated_tokens(2, 6, 3, seed=0)
+    runs = [induction.train_induction(m, p1, Adam(lr=0.01), 3, 4, (2, 3), probe, seed=induction.PortableRandom(9)) for _ in range(2)]
+    assert np.array_equal(runs[0].losses, runs[1].losses)
+
+
+def test_portable_random_refuses_a_seed_that_is_not_a_non_negative_integer():
+    for bad in (-1, 2.5, "3", None):
+        with pytest.raises(ValueError, match="seed"):
+            induction.PortableRandom(bad)
