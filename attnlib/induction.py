@@ -720,34 +720,36 @@ class InductionForward:
     ----------
     residuals:
         ``(x0, x1, x2)``: the residual stream before layer 1, after layer 1
-        and after layer 2, each ``(rows, d_model)``.
+        and after layer 2, each ``(rows, d_model)`` (``(x0, x1)`` for the
+        one-layer model).
     layers:
         The :class:`attnlib.core.MultiHeadResult` of layers 1 and 2 (before
-        any ablation).
+        any ablation; layer 1's only, for the one-layer model).
     logits:
-        ``(rows, vocab_size)``, ``x2 W_U``.
+        ``(rows, vocab_size)``, the last residual stream times ``W_U``.
     ablated:
         The ``(layer, head)`` pairs whose output was set to zero.
     """
 
-    residuals: tuple[np.ndarray, np.ndarray, np.ndarray]
-    layers: tuple[MultiHeadResult, MultiHeadResult]
+    residuals: tuple[np.ndarray, ...]
+    layers: tuple[MultiHeadResult, ...]
     logits: np.ndarray
     ablated: tuple[tuple[int, int], ...]
 
     @property
     def weights(self) -> np.ndarray:
-        """``(2, n_heads, rows, rows)``: the attention weights of every head of both layers."""
+        """``(n_layers, n_heads, rows, rows)``: the attention weights of every head of every layer."""
         return np.stack([np.stack([h.weights for h in layer.heads]) for layer in self.layers])
 
 
 @dataclass(frozen=True)
 class InductionModel:
-    """The two-layer attention-only model; its parameters live in a dict (see :meth:`init`).
+    """The two-layer attention-only model (or its one-layer contrast); its parameters live in a dict (see :meth:`init`).
 
     ``E`` (``vocab_size x d_model``) and ``P`` (``n_positions x d_model``)
     are the token and position embeddings, ``W_Q1 .. W_O1`` and ``W_Q2 ..
-    W_O2`` the square matrices of the two layers (head ``r`` uses columns
+    W_O2`` the square matrices of the two layers (``n_layers = 1`` keeps only
+    layer 1: the one-layer model of exercise 17.3; head ``r`` uses columns
     ``r d_head .. (r+1) d_head - 1`` of ``W_Q``, ``W_K``, ``W_V`` and the same
     rows of ``W_O``), ``W_U`` (``d_model x vocab_size``) the unembedding.
 
@@ -757,17 +759,24 @@ class InductionModel:
     >>> p = m.init(seed=0)
     >>> sorted(p)[:3], p["E"].shape, p["W_U"].shape
     (['E', 'P', 'W_K1'], (5, 4), (4, 5))
+    >>> list(InductionModel(vocab_size=5, n_positions=6, d_model=4, n_layers=1).shapes())
+    ['E', 'P', 'W_Q1', 'W_K1', 'W_V1', 'W_O1', 'W_U']
     """
 
     vocab_size: int = 26
     n_positions: int = 48
     d_model: int = 32
     n_heads: int = 1
+    n_layers: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vocab_size", as_int("vocab_size", self.vocab_size, minimum=2, what="an integer >= 2"))
         for name in ("n_positions", "d_model", "n_heads"):
             object.__setattr__(self, name, as_positive_int(name, getattr(self, name)))
+        n_layers = as_int("n_layers", self.n_layers, minimum=1, what="1 or 2 (layers of heads)")
+        if n_layers not in LAYERS:
+            raise ValueError(f"n_layers must be 1 or 2 (layers of heads); got {n_layers}")
+        object.__setattr__(self, "n_layers", n_layers)
         head_width(self.d_model, self.n_heads)  # n_heads must divide d_model
         check_size(
             f"InductionModel(d_model={self.d_model}): its matrices",
@@ -779,11 +788,16 @@ class InductionModel:
         """Columns per head."""
         return self.d_model // self.n_heads
 
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The layers, numbered from 1: ``(1, 2)``, or ``(1,)`` for the one-layer model."""
+        return LAYERS[: self.n_layers]
+
     def shapes(self) -> dict[str, tuple[int, int]]:
         """The shape of every parameter, by name."""
         d = self.d_model
         out = {"E": (self.vocab_size, d), "P": (self.n_positions, d)}
-        for layer in LAYERS:
+        for layer in self.layers:
             out.update({f"{m}{layer}": (d, d) for m in LAYER_MATRICES})
         out["W_U"] = (d, self.vocab_size)
         return out
@@ -831,6 +845,9 @@ class InductionModel:
             )
         return batch
 
+    def _layer_words(self) -> str:
+        return "a layer, 1 or 2" if self.n_layers == 2 else "layer 1 (the model has one layer)"
+
     def _ablations(self, ablate: Any) -> tuple[tuple[int, int], ...]:
         if isinstance(ablate, (str, bytes, dict)) or not isinstance(ablate, (Sequence, np.ndarray)):
             raise ValueError(f"ablate must be a list of (layer, head) pairs; got {type(ablate).__name__}")
@@ -838,10 +855,10 @@ class InductionModel:
         for i, pair in enumerate(ablate):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"ablate[{i}] must be a (layer, head) pair; got {pair!r}")
-            layer = as_int(f"ablate[{i}][0]", pair[0], minimum=1, what="a layer, 1 or 2")
+            layer = as_int(f"ablate[{i}][0]", pair[0], minimum=1, what=self._layer_words())
             head = as_int(f"ablate[{i}][1]", pair[1], minimum=0, what=f"a head below {self.n_heads}")
-            if layer > 2:
-                raise ValueError(f"ablate[{i}][0] must be a layer, 1 or 2; got {layer}")
+            if layer > self.n_layers:
+                raise ValueError(f"ablate[{i}][0] must be {self._layer_words()}; got {layer}")
             if head >= self.n_heads:
                 raise ValueError(f"ablate[{i}][1] must be a head below {self.n_heads}; got {head}")
             if (layer, head) not in out:  # a head set to zero twice is set to zero once
@@ -880,7 +897,7 @@ class InductionModel:
                 p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']"
             )
             residuals, layers = [x], []
-            for layer in LAYERS:
+            for layer in self.layers:
                 w = [p[f"{m}{layer}"] for m in LAYER_MATRICES]
                 result = multi_head_parts(x, x, *w, self.n_heads, mask=batch.mask)
                 out = result.output
@@ -928,11 +945,11 @@ class InductionModel:
         loss = float(losses[counted].sum() / n)
         d_logits = d_logits / n
         grads: Params = {}
-        x0, x1, x2 = fwd.residuals
         with quiet():
-            grads["dW_U"] = finite_result(x2.T @ d_logits, "dW_U = x2^T d_logits", "params")
+            grads["dW_U"] = finite_result(fwd.residuals[-1].T @ d_logits, "dW_U = x_last^T d_logits", "params")
             dx = finite_result(d_logits @ p["W_U"].T, "the gradient of the residual stream", "params['W_U']")
-            for layer, x_in in ((2, x1), (1, x0)):
+            for layer in reversed(self.layers):
+                x_in = fwd.residuals[layer - 1]
                 w = {m: p[f"{m}{layer}"] for m in LAYER_MATRICES}
                 g, dx_in = _layer_backward(fwd.layers[layer - 1], x_in, w, dx, self.n_heads, layer)
                 grads.update({f"d{m}{layer}": g[m] for m in LAYER_MATRICES})
@@ -1401,6 +1418,11 @@ def _head_circuits(model: InductionModel, p: Params, layer: int, head: int) -> t
     return qk, ov
 
 
+def _two_layers(model: InductionModel, what: str) -> None:
+    if model.n_layers != 2:
+        raise ValueError(f"model has one layer, but {what} compares layer 1's heads with layer 2's: give a two-layer model")
+
+
 def _check_head(model: InductionModel, name: str, head: Any) -> int:
     head = as_int(name, head, minimum=0, what=f"a head below {model.n_heads}")
     if head >= model.n_heads:
@@ -1425,7 +1447,7 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
     Raises
     ------
     ValueError
-        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        ``model`` is not the object it names (made by attnlib) or has one layer; ``params`` is not a dict of the expected matrices (a
         missing, unknown or wrongly shaped entry is refused naming it); or a result would overflow float64 (the error
         names the inputs it came from). The message names the argument.
 
@@ -1437,6 +1459,7 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
     (['K', 'Q', 'V'], (2, 2))
     """
     model, p = _check_model_params(model, params)
+    _two_layers(model, "composition_scores")
     out = {kind: np.empty((model.n_heads, model.n_heads)) for kind in "KQV"}
     for h in range(model.n_heads):
         _, ov1 = _head_circuits(model, p, 1, h)
@@ -1464,7 +1487,7 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     Raises
     ------
     ValueError
-        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        ``model`` is not the object it names (made by attnlib) or has one layer; ``params`` is not a dict of the expected matrices (a
         missing, unknown or wrongly shaped entry is refused naming it); ``head1`` or ``head2`` is not an integer in its
         range; or a result would overflow float64 (the error names the inputs it came from). The message names the
         argument.
@@ -1476,6 +1499,7 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     (5, 5)
     """
     model, p = _check_model_params(model, params)
+    _two_layers(model, "token_key_composition")
     head1 = _check_head(model, "head1", head1)
     head2 = _check_head(model, "head2", head2)
     _, ov1 = _head_circuits(model, p, 1, head1)
@@ -1510,7 +1534,7 @@ def token_ov_circuit(model: InductionModel, params: Params, layer: int = 2, head
     ------
     ValueError
         If ``model`` is not an :class:`InductionModel`, ``params`` not its parameters,
-        ``layer`` not 1 or 2, ``head`` not one of its heads, or if the product overflows.
+        ``layer`` not one of its layers (1 or 2), ``head`` not one of its heads, or if the product overflows.
 
     Examples
     --------
@@ -1519,9 +1543,9 @@ def token_ov_circuit(model: InductionModel, params: Params, layer: int = 2, head
     (5, 5)
     """
     model, p = _check_model_params(model, params)
-    layer = as_int("layer", layer, minimum=1, what="a layer, 1 or 2")
-    if layer > 2:
-        raise ValueError(f"layer must be a layer, 1 or 2; got {layer}")
+    layer = as_int("layer", layer, minimum=1, what=model._layer_words())
+    if layer > model.n_layers:
+        raise ValueError(f"layer must be {model._layer_words()}; got {layer}")
     head = _check_head(model, "head", head)
     _, ov = _head_circuits(model, p, layer, head)
     with quiet():
@@ -1696,7 +1720,7 @@ def book_model() -> InductionModel:
     Examples
     --------
     >>> book_model()
-    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1)
+    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1, n_layers=2)
     """
     return InductionModel(BOOK["vocab_size"], BOOK["n_positions"], BOOK["d_model"], BOOK["n_heads"])
 

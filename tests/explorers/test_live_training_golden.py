@@ -3,8 +3,8 @@
 From the same :class:`attnlib.induction.PortableRandom` seed the JavaScript draws the same starting
 weights and the same batches as :func:`attnlib.induction.train_induction`; then every step's loss (whole
 batch, first halves, repeated halves) must agree to a relative 1e-9, and so must the weights after the
-last step. The chapter's model is run for its first 100 steps; smaller models try other widths, heads
-and learning-rate schedules.
+last step. The chapter's model is run for 100 steps; smaller models try other widths, heads, learning-rate
+schedules and the one-layer model.
 """
 
 from __future__ import annotations
@@ -79,11 +79,25 @@ CASES = [
         "nSteps": 60,
         "seed": 2**32 - 1,
     },
+    # the one-layer model (the chapter's contrast), with the chapter's data and two heads
+    {
+        "vocab": BOOK["vocab_size"],
+        "nPositions": BOOK["n_positions"],
+        "dModel": 16,
+        "nHeads": 2,
+        "nLayers": 1,
+        "halfLengths": list(BOOK["half_lengths"]),
+        "nSequences": 8,
+        "lr": BOOK["lr"],
+        "finalLr": None,
+        "nSteps": 100,
+        "seed": 11,
+    },
 ]
 
 
 def reference(case: dict) -> induction.InductionRun:
-    model = induction.InductionModel(case["vocab"], case["nPositions"], case["dModel"], case["nHeads"])
+    model = induction.InductionModel(case["vocab"], case["nPositions"], case["dModel"], case["nHeads"], case["nLayers"])
     params = model.init(induction.PortableRandom(case["seed"]))
     probe = induction.repeated_tokens(2, case["vocab"], tuple(case["halfLengths"]), seed=0)
     return induction.train_induction(

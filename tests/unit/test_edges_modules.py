@@ -143,8 +143,8 @@ INDUCTION_SPECS = {
     ),
     "induction.InductionModel": (
         induction.InductionModel,
-        {"vocab_size": 5, "n_positions": 6, "d_model": 4, "n_heads": 2},
-        {"vocab_size": "size", "n_positions": "size", "d_model": "size", "n_heads": "size"},
+        {"vocab_size": 5, "n_positions": 6, "d_model": 4, "n_heads": 2, "n_layers": 2},
+        {"vocab_size": "size", "n_positions": "size", "d_model": "size", "n_heads": "size", "n_layers": "size"},
     ),
     "induction.InductionModel.init": (
         lambda seed, std: IND_MODEL.init(seed, std),

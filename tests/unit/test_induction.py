@@ -321,3 +321,44 @@ def test_portable_random_refuses_a_seed_that_is_not_a_non_negative_integer():
     for bad in (-1, 2.5, "3", None):
         with pytest.raises(ValueError, match="seed"):
             induction.PortableRandom(bad)
+
+
+# ---- the one-layer model (exercise 17.3's contrast, and the live explorer's "1 layer") ----------------------
+
+
+def test_one_layer_model_has_layer_one_only_and_its_gradients_match_finite_differences():
+    m = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2, n_layers=1)
+    p = m.init(0)
+    assert sorted(p) == ["E", "P", "W_K1", "W_O1", "W_Q1", "W_U", "W_V1"]
+    batch = induction.repeated_tokens(2, 5, (2, 3), seed=1)
+    f = m.forward(p, batch)
+    assert f.weights.shape == (1, 2, batch.rows, batch.rows) and len(f.residuals) == 2
+    loss, g, _ = m.loss_and_gradients(p, batch)
+    for name in ("W_Q1", "W_O1", "E", "W_U"):
+
+        def f_of(w, name=name):
+            return m.loss_and_gradients({**p, name: w}, batch)[0]
+
+        numeric = central_difference(f_of, p[name])
+        assert relative_error(g[f"d{name}"], numeric) < 1e-6, name
+    probe = induction.repeated_tokens(2, 5, 3, seed=0)
+    run = induction.train_induction(m, p, Adam(lr=0.01), 3, 4, (2, 3), probe, seed=2)
+    assert run.losses.shape == (3,)
+
+
+def test_one_layer_model_refuses_what_needs_a_second_layer_naming_it():
+    m = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_layers=1)
+    p = m.init(0)
+    batch = induction.repeated_tokens(2, 5, 2, seed=1)
+    with pytest.raises(ValueError, match=r"ablate\[0\]\[0\] must be layer 1"):
+        m.forward(p, batch, ablate=[(2, 0)])
+    with pytest.raises(ValueError, match="layer must be layer 1"):
+        induction.token_ov_circuit(m, p, layer=2)
+    for fn in (induction.composition_scores, induction.token_key_composition):
+        with pytest.raises(ValueError, match="model has one layer"):
+            fn(m, p)
+    with pytest.raises(ValueError, match="n_layers must be 1 or 2"):
+        induction.InductionModel(n_layers=3)
+    two = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    with pytest.raises(ValueError, match="params has no 'W_Q2'"):
+        two.forward(p, batch)
