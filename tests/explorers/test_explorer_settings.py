@@ -70,6 +70,7 @@ GOOD = {
     "training": {"step": 100},
     "blocks": {"n": 1024, "block_size": 256, "dtype": "bfloat16", "causal": True, "step": 2},
     "induction": {"text": "a b c a b", "mode": "letters"},
+    "live_training": {"lr": 0.03, "n_layers": 1, "n_heads": 2, "d_model": 16, "seed": 5},
 }
 
 #: Changes made before a good value is tried (the cells of the mask are used only by a custom mask).

@@ -1,4 +1,4 @@
-"""The live training explorer's trainer (``static/live_training.js``) against attnlib.induction's training, in node.
+"""The live training explorer's trainer (``static/live_training.js``, composed) against attnlib.induction's training, in node.
 
 From the same :class:`attnlib.induction.PortableRandom` seed the JavaScript draws the same starting
 weights and the same batches as :func:`attnlib.induction.train_induction`; then every step's loss (whole
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from attnlib import induction
-from attnlib.explorers.frontend import STATIC
+from attnlib.explorers.frontend import module_source
 from attnlib.training import Adam
 
 REL = 1e-9
@@ -120,7 +120,9 @@ def node_runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("live_training")
     (tmp / "runner.mjs").write_text(RUNNER)
     (tmp / "cases.json").write_text(json.dumps(CASES))
-    module = (STATIC / "live_training.js").as_uri()
+    module_file = tmp / "live_training.mjs"
+    module_file.write_text(module_source("live_training"))  # composed as anywidget loads it
+    module = module_file.as_uri()
     proc = subprocess.run([node, str(tmp / "runner.mjs"), module, str(tmp / "cases.json")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

@@ -830,6 +830,8 @@ ISSUE47_SPECS = {
         {"params": IND_EXPLORER_MODEL.init(0), "model": IND_EXPLORER_MODEL, "text": "a b a", "mode": "letters"},
         {"params": "optional_params", "model": "optional_instance", "text": "text", "mode": "text"},
     ),
+    "explorers.LiveTrainingExplorer": (explorers.LiveTrainingExplorer, {}, {}),
+    "explorers.LiveTrainingExplorer.settings": (lambda: explorers.live_training_explorer().settings(), {}, {}),
     "explorers.PositionalExplorer": (explorers.PositionalExplorer, {}, {}),
     "explorers.PositionalExplorer.table": (lambda: explorers.positional_explorer().table(), {}, {}),
     "explorers.ScaleComparisonExplorer": (explorers.ScaleComparisonExplorer, {}, {}),
