@@ -135,7 +135,7 @@ def live_views(settings: Mapping[str, Any], steps: int = 0) -> dict[str, Any]:
     Returns ``step``, ``first`` and ``second`` (the held-out losses of the two halves), ``previous``
     (layer 1's previous-token score of every head), ``prefix`` (the last layer's prefix-matching score
     of every head), ``copying`` (the fraction of tokens whose own logit the last layer's head 0 raises
-    most, :attr:`attnlib.induction.CopyingScore.diagonal`), ``maps`` (every layer's attention weights,
+    most, the ``diagonal`` of :class:`attnlib.induction.CopyingScore`), ``maps`` (every layer's attention weights,
     ``layers x heads x 12 x 12``, on one held-out sequence), ``tokens`` (its letters), ``losses``,
     ``first_curve`` and ``second_curve`` (the training losses of every step) and ``drop`` (the step of the
     drop, :func:`attnlib.induction.drop_step` against ``ln 32``, or -1).
