@@ -109,7 +109,7 @@ def browser_run(seed: int, presses: int, tmp: Path) -> dict:
             polling=100,
         )
         seconds = time.perf_counter() - start
-        views = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last().views")
+        views = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.formed()")
         slider = page.locator(".attnlib-live input.attnlib-lr")
         page.evaluate("""() => { window.__lat = []; const s = document.querySelector('.attnlib-live input.attnlib-lr');
           const r = s.parentNode.querySelector('output'); let t0 = 0;

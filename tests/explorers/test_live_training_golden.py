@@ -155,3 +155,27 @@ def test_a_different_seed_gives_a_different_run(node_runs):
     """The comparison above can fail: the same model from another seed starts elsewhere."""
     other = reference({**CASES[1], "seed": 4, "nSteps": 3})
     assert relative(node_runs[1]["losses"][:3], other.losses) > 1e-3
+
+
+def test_weights_sent_back_by_the_page_become_attnlib_s_model(node_runs):
+    """What the page sends at a pause (its weights as rows) is, through the explorer, the model attnlib trained."""
+    from attnlib.explorers import live_training_explorer
+
+    case, got = CASES[0], node_runs[0]
+    run = reference(case)
+    ex = live_training_explorer()  # the book's setting: width 32, one head, two layers, seed 0
+    shapes = induction.book_model().shapes()
+    rows = {name: np.asarray(got["params"][name]).reshape(shape).tolist() for name, shape in shapes.items()}
+    ex.set_state({"trained": {"step": case["nSteps"], "params": rows}})
+    assert ex.error == ""
+    model, params = ex.trained_model()
+    assert model == induction.book_model()
+    for name, expected in run.final_params.items():
+        assert np.max(np.abs(params[name] - expected)) < REL * np.max(np.abs(expected)), name
+    first, second, _ = induction.half_losses(model, params, induction.book_probe())
+    assert np.isfinite(first) and np.isfinite(second)
+    ex.seed = 1  # another setting: the weights were not trained with it
+    with pytest.raises(ValueError, match="trained"):
+        ex.trained_model()
+    ex.set_state({"trained": {"step": 3, "params": {**rows, "W_U": rows["P"]}}})  # a matrix of the wrong shape
+    assert ex.error.startswith("trained") and ex.trained == {}

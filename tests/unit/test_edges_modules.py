@@ -130,6 +130,14 @@ def _train_induction(model, params, optimizer, n_steps, n_sequences, half_length
     return induction.train_induction(model, params, fresh, n_steps, n_sequences, half_lengths, probe, seed, chunk, final_lr)
 
 
+def _trained_explorer():
+    """A live training explorer to which the page has sent weights (the default setting's starting ones)."""
+    ex = explorers.live_training_explorer()
+    start = induction.InductionModel(32, 48, 32, 1, 2).init(induction.PortableRandom(0))
+    ex.set_state({"trained": {"step": 0, "params": {k: v.tolist() for k, v in start.items()}}})
+    return ex
+
+
 INDUCTION_SPECS = {
     "induction.token_batch": (
         induction.token_batch,
@@ -832,6 +840,7 @@ ISSUE47_SPECS = {
     ),
     "explorers.LiveTrainingExplorer": (explorers.LiveTrainingExplorer, {}, {}),
     "explorers.LiveTrainingExplorer.settings": (lambda: explorers.live_training_explorer().settings(), {}, {}),
+    "explorers.LiveTrainingExplorer.trained_model": (lambda: _trained_explorer().trained_model(), {}, {}),
     "explorers.PositionalExplorer": (explorers.PositionalExplorer, {}, {}),
     "explorers.PositionalExplorer.table": (lambda: explorers.positional_explorer().table(), {}, {}),
     "explorers.ScaleComparisonExplorer": (explorers.ScaleComparisonExplorer, {}, {}),

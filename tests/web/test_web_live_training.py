@@ -61,14 +61,16 @@ def test_the_page_trains_to_the_induction_head_in_a_worker(tmp_path):
         seconds = time.perf_counter() - start
         page.locator(".attnlib-live button.attnlib-train").click()  # pause
         page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-train-progress').textContent.startsWith('paused')")
+        # the views at which the milestone fired (the loss still moves a little after it: the last report may differ)
+        head = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.formed()")
         last = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last().views")
-        print(f"\nlive training in chromium: the head formed at step {last['step']} after {seconds:.1f} s (drop at step {last['drop']})")
-        assert last["second"] < GOAL * math.log(32), last["second"]
-        assert max(last["previous"]) > HEAD_SCORE and max(last["prefix"]) > HEAD_SCORE, (last["previous"], last["prefix"])
-        assert 0 < last["drop"] <= last["step"]
+        print(f"\nlive training in chromium: the head formed at step {head['step']} after {seconds:.1f} s (drop at step {head['drop']})")
+        assert head["second"] < GOAL * math.log(32), head["second"]
+        assert max(head["previous"]) > HEAD_SCORE and max(head["prefix"]) > HEAD_SCORE, (head["previous"], head["prefix"])
+        assert 0 < head["drop"] <= head["step"] <= last["step"] and last["drop"] == head["drop"]
         assert page.locator(".attnlib-live button.attnlib-train").get_attribute("aria-pressed") == "false"
         facts = page.locator(".attnlib-live .attnlib-facts").text_content()
-        assert "The induction head has formed." in facts and f"The drop: step {last['drop']}." in facts
+        assert facts.startswith(f"Step {last['step']}.") and f"The drop: step {head['drop']}." in facts
         assert not errors and not blocker.blocked, (errors, blocker.blocked)
 
 

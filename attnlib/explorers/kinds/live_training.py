@@ -45,7 +45,7 @@ from ...induction import (
 from ...training import Adam
 from ..base import Explorer, checked_trait
 from ..registry import factory
-from ..settings import SettingError, check_choice, check_int_range, check_real_range, shown
+from ..settings import SettingError, check_choice, check_int_range, check_real_range, float_matrix, shown
 from ..snapshot import facts, flex, fmt, table_html
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "PROBE",
     "WIDTH_CHOICES",
     "LiveTrainingExplorer",
+    "check_trained",
     "live_probe",
     "live_training_explorer",
     "live_views",
@@ -212,6 +213,40 @@ def live_snapshot(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple
     return facts(text) + tables, text
 
 
+SETTINGS = ("lr", "n_layers", "n_heads", "d_model", "seed")
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def check_trained(value: Any, model: InductionModel) -> dict[str, Any]:
+    """What the page sent back: ``{}``, or ``{"step": k, "params": {name: rows}}`` with every matrix of ``model``.
+
+    Raises
+    ------
+    ValueError
+        (a ``SettingError``) ``value`` is not ``{}`` nor a dict of a step (an integer >= 0) and the model's matrices
+        (finite real numbers of the model's shapes, no other entry); the message starts with ``trained``.
+    """
+    expected = f"{{}} or {{'step': k, 'params': the {len(model.shapes())} matrices of the model}}"
+    if isinstance(value, dict) and not value:
+        return {}
+    if not isinstance(value, dict) or set(value) != {"step", "params"} or not isinstance(value["params"], dict):
+        raise SettingError("trained", expected, shown(value))
+    step = check_int_range("trained", value["step"], 0, 10**9, f"a step from 0 to 10**9 in {expected}")
+    shapes = model.shapes()
+    if set(value["params"]) != set(shapes):
+        raise SettingError("trained", expected, f"the matrices {sorted(map(str, value['params']))}")
+    params = {}
+    for name, shape in shapes.items():
+        matrix = float_matrix("trained", value["params"][name], f"{name} as a finite real {shape[0]} x {shape[1]} matrix")
+        if matrix.shape != shape:
+            raise SettingError("trained", f"{name} of shape {shape}", f"shape {matrix.shape}")
+        params[name] = matrix.tolist()
+    return {"step": step, "params": params}
+
+
 class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training.js"):
     """Chapter 17: train the attention-only model in the page and watch the induction head form.
 
@@ -222,8 +257,8 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
         ``InvalidSetting`` (a ``ValueError``) whose message starts with the setting's name.
     """
 
-    STATE = ("lr", "n_layers", "n_heads", "d_model", "seed")
-    SETTABLE = ("title", "lr", "n_layers", "n_heads", "d_model", "seed")
+    STATE = ("lr", "n_layers", "n_heads", "d_model", "seed", "trained")
+    SETTABLE = ("title", "lr", "n_layers", "n_heads", "d_model", "seed", "trained")
 
     lr_choices = List(Float()).tag(sync=True)
     layer_choices = List(Int()).tag(sync=True)
@@ -236,6 +271,8 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
     n_heads = checked_trait(1)
     d_model = checked_trait(32)
     seed = checked_trait(0)
+    #: What the page sent back at its last pause or single step, in a notebook: ``{}`` or ``{"step": k, "params": {...}}``.
+    trained = checked_trait({})
 
     def __init__(self) -> None:
         super().__init__(
@@ -271,9 +308,34 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
     def _check_seed(self, value: Any, now: Callable[[str], Any]) -> int:
         return check_int_range("seed", value, 0, MAX_SEED)
 
+    def _check_trained(self, value: Any, now: Callable[[str], Any]) -> dict[str, Any]:
+        model = _model({k: now(k) for k in ("d_model", "n_heads", "n_layers")})
+        return check_trained(value, model)
+
+    def _derived(self, values: dict[str, Any], now: Callable[[str], Any]) -> dict[str, Any]:
+        # weights trained with other settings are not this setting's: a new setting starts with none
+        changed = any(k in values and not _equal(values[k], self._trait_values.get(k)) for k in SETTINGS)
+        return {"trained": {}} if changed and "trained" not in values else {}
+
     def settings(self) -> dict[str, Any]:
         """The current setting: ``lr``, ``n_layers``, ``n_heads``, ``d_model`` and ``seed``."""
-        return {k: getattr(self, k) for k in self.STATE}
+        return {k: getattr(self, k) for k in SETTINGS}
+
+    def trained_model(self) -> tuple[InductionModel, dict[str, np.ndarray]]:
+        """The model the page trained, as :mod:`attnlib.induction` reads it: ``(model, params)``, at the step it paused.
+
+        In JupyterLab the page sends its weights back at every pause and single step; on the static web page there
+        is no kernel to send them to.
+
+        Raises
+        ------
+        ValueError
+            Nothing has been trained yet with the current setting (press *train*, then *pause*, or *one step*).
+        """
+        if not self.trained:
+            raise ValueError("trained: the page has sent no weights for this setting yet; press train, then pause (or one step)")
+        model = _model(self.settings())
+        return model, {name: np.array(rows, dtype=float) for name, rows in self.trained["params"].items()}
 
     @property
     def result(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 // Worker runs the same text (trainerSource, handed to it as a blob made in the page: nothing is fetched).
 // Held to attnlib.induction.train_induction by tests/explorers/test_live_training_golden.py (every step's loss, from
 // the same attnlib.induction.PortableRandom seed) and to live_views by the kind's golden cases.
-import { el, MatrixView, read, choiceSetting, focusedLayout, listen } from "./dom.js";
+import { el, MatrixView, read, choiceSetting, focusedLayout, listen, saveSoon } from "./dom.js";
 import { formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
@@ -449,7 +449,7 @@ function workerMain(kit) {
   let t = null, data = null, running = false, timer = null;
   const report = (extra) => {
     const v = kit.liveViews(t, data, false);
-    postMessage({ ...extra, views: v, curves: { first: t.first, second: t.second }, running });
+    postMessage({ ...extra, views: v, curves: { first: t.first, second: t.second }, running, shapes: shapesOf(t.m) });
   };
   const slice = () => {
     timer = null;
@@ -472,11 +472,11 @@ function workerMain(kit) {
       if (timer === null) timer = setTimeout(slice, 0);
     } else if (msg.type === "pause") {
       running = false;
-      report({ type: "progress" });
+      report({ type: "progress", params: t.p });
     } else if (msg.type === "step") {
       running = false;
       t.trainStep();
-      report({ type: "progress" });
+      report({ type: "progress", params: t.p });
     }
   };
 }
@@ -573,7 +573,7 @@ function milestone(P, v, data, said, f) {
     P.milestones.textContent = `Step ${v.drop}: the repeated half's training loss fell below half of ln ${data.vocab} (the drop).`;
   }
   if (formed(v, data) && !said.formed) {
-    said.formed = true;
+    said.formed = v;  // the views at which the head was first seen formed
     P.milestones.textContent = `Step ${v.step}: the induction head has formed: repeated-half loss ${f(v.second)}, `
       + `below ${data.goal} of ln ${data.vocab} = ${f(data.goal * Math.log(data.vocab))}.`;
   }
@@ -593,6 +593,17 @@ function drawViews(P, L, msg, data, f) {
     view.update(v.maps[k][h], { rows: labels, cols: labels, caption: `layer ${k + 1}, head ${h + 1}: weights`, vmin: 0, vmax: 1, decimals: 2 });
   });
   L.say(null, `Step ${v.step}: repeated-half loss ${f(v.second)}.`);
+}
+
+/** In a notebook (a kernel listens): the paused run's weights go back to Python (LiveTrainingExplorer.trained_model). */
+function sendTrained(model, msg) {
+  const params = {};
+  for (const [name, w] of Object.entries(msg.params)) {
+    const [, rows, cols] = msg.shapes.find((s) => s[0] === name);
+    params[name] = Array.from({ length: rows }, (_, i) => Array.from(w.subarray(i * cols, (i + 1) * cols)));
+  }
+  model.set("trained", { step: msg.views.step, params });
+  saveSoon(model);
 }
 
 function renderLiveTraining({ model, el: host }) {
@@ -619,6 +630,7 @@ function renderLiveTraining({ model, el: host }) {
   const onMessage = (e) => {
     const msg = e.data, now = performance.now();
     last = msg;
+    if (msg.params && host.dataset.host !== "page") sendTrained(model, msg);
     milestone(P, msg.views, data, said, f);
     // reduced motion: while training, the views change at most once a second (every report when paused)
     if (reduced && msg.running && now - lastDraw < 1000) return;
@@ -638,7 +650,7 @@ function renderLiveTraining({ model, el: host }) {
     SETTINGS.forEach((k, i) => P.controls[i].set(read(model, k, null)));
     reset("settings");
   };
-  host.attnlibTrainer = { run: () => setRunning(true), pause: () => setRunning(false), last: () => last, reduced };
+  host.attnlibTrainer = { run: () => setRunning(true), pause: () => setRunning(false), last: () => last, formed: () => said.formed, reduced };
   return listen(model, [...SETTINGS, "error"], redo, () => {
     L.status.dispose();
     if (worker) worker.terminate();
