@@ -59,6 +59,7 @@ from ._validate import (
     as_positive_int,
     as_positive_real,
     as_rng,
+    as_seed,
     finite_result,
     quiet,
     to_ndarray,
@@ -73,6 +74,7 @@ __all__ = [
     "InductionForward",
     "InductionModel",
     "InductionRun",
+    "PortableRandom",
     "TokenBatch",
     "best_first_half_loss",
     "best_loss_by_position",
@@ -183,6 +185,156 @@ class TokenBatch:
         return (half > 0) & (self.index >= half) & (self.index <= 2 * half - 2)
 
 
+_MASK32 = 0xFFFFFFFF
+_GOLDEN32 = 0x9E3779B9
+
+
+def _mix32(z: int) -> int:
+    """The finaliser of splitmix32 (MurmurHash3's): a bijection of 32-bit words."""
+    z = ((z ^ (z >> 16)) * 0x85EBCA6B) & _MASK32
+    z = ((z ^ (z >> 13)) * 0xC2B2AE35) & _MASK32
+    return z ^ (z >> 16)
+
+
+class PortableRandom:
+    """A seeded random generator that the live training explorer's JavaScript reproduces draw for draw.
+
+    numpy's generators cannot be rebuilt in a page without shipping their tables, so the
+    explorer that trains in the browser (``attnlib/explorers/static/live_training.js``) and
+    attnlib draw from this one instead: xoshiro128** (Blackman and Vigna) on four 32-bit
+    words, seeded by splitmix32. Every draw is integer arithmetic on 32-bit words, which both
+    languages do exactly: a uniform number is 53 bits of two words divided by ``2**53``, a
+    whole number below ``n`` is ``floor(uniform * n)``, a permutation is a Fisher-Yates
+    shuffle, and a normal number is Box-Muller's ``sqrt(-2 log u1) cos(2 pi u2)`` (whose
+    logarithm and cosine may differ in the last bit between two maths libraries).
+
+    Pass it where :meth:`InductionModel.init`, :func:`repeated_tokens` or
+    :func:`train_induction` take a seed: they then draw from it, in the order the
+    JavaScript does. Like a ``numpy.random.Generator`` it keeps its state between calls.
+
+    Parameters
+    ----------
+    seed:
+        A non-negative integer; its 32-bit words, lowest first, are folded into the state (the
+        page's seeds are below ``2**32``: one word).
+
+    Raises
+    ------
+    ValueError
+        ``seed`` is not a non-negative integer. The message names the argument.
+
+    Examples
+    --------
+    >>> r = PortableRandom(0)
+    >>> [r.uint32() for _ in range(3)]
+    [4187458251, 2444602982, 3872279642]
+    >>> u = PortableRandom(7).random()
+    >>> 0.0 <= u < 1.0
+    True
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        seed = as_seed("seed", seed)
+        h, rest = 0, seed
+        while True:
+            h = _mix32(((h ^ (rest & _MASK32)) + _GOLDEN32) & _MASK32)
+            rest >>= 32
+            if not rest:
+                break
+        state = []
+        for _ in range(4):
+            h = (h + _GOLDEN32) & _MASK32
+            state.append(_mix32(h))
+        self._s = state  # four distinct outputs of a bijection: never all zero
+
+    def __repr__(self) -> str:
+        return f"PortableRandom(state={self._s})"
+
+    def uint32(self) -> int:
+        """The next 32-bit word (0 to ``2**32 - 1``) of xoshiro128**.
+
+        Examples
+        --------
+        >>> PortableRandom(1).uint32() < 2**32
+        True
+        """
+        s0, s1, s2, s3 = self._s
+        x = (s1 * 5) & _MASK32
+        result = ((((x << 7) | (x >> 25)) & _MASK32) * 9) & _MASK32
+        t = (s1 << 9) & _MASK32
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = ((s3 << 11) | (s3 >> 21)) & _MASK32
+        self._s = [s0, s1, s2, s3]
+        return result
+
+    def random(self) -> float:
+        """A uniform number in ``[0, 1)``: 27 bits of one word and 26 of the next, over ``2**53``.
+
+        Examples
+        --------
+        >>> round(PortableRandom(0).random(), 6)
+        0.974969
+        """
+        a = self.uint32() >> 5
+        b = self.uint32() >> 6
+        return (a * 67108864.0 + b) / 9007199254740992.0
+
+    def _below(self, n: int) -> int:
+        return int(self.random() * n)  # floor: the product is >= 0
+
+    def _normal(self) -> float:
+        u1 = 1.0 - self.random()  # in (0, 1]: its logarithm is finite
+        u2 = self.random()
+        return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+    def _normals(self, shape: tuple[int, int]) -> np.ndarray:
+        return np.array([self._normal() for _ in range(shape[0] * shape[1])], dtype=float).reshape(shape)
+
+    def _permutation(self, n: int) -> list[int]:
+        out = list(range(n))
+        for i in range(n - 1, 0, -1):
+            j = self._below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def _half_length(self, low: int, high: int) -> int:
+        """A half length ``low .. high`` with chance proportional to ``1 / T``, by sums written out (as the JavaScript adds)."""
+        cumulative, acc = [], 0.0
+        for T in range(low, high + 1):
+            acc += 1.0 / T
+            cumulative.append(acc)
+        target = self.random() * acc
+        for k, c in enumerate(cumulative):
+            if target < c:
+                return low + k
+        return high
+
+
+def _draw_portable(
+    rng: PortableRandom, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """:func:`_draw_repeats` from a :class:`PortableRandom`: every half length, then every first half, then every start."""
+    halves = np.array([rng._half_length(low, high) for _ in range(n_sequences)], dtype=int)
+    seqs = []
+    for h in halves:
+        first = np.array(rng._permutation(vocab_size)[:h], dtype=int)
+        seqs.append(np.concatenate([first, first]))
+    if n_positions is None:
+        starts = np.zeros(n_sequences, dtype=int)
+    else:
+        starts = np.array([rng._below(n_positions - 2 * int(h) + 1) for h in halves], dtype=int)
+    return seqs, halves, starts
+
+
+def _rng(name: str, seed: Any) -> np.random.Generator | PortableRandom:
+    """:func:`attnlib._validate.as_rng`, which also lets a :class:`PortableRandom` through."""
+    return seed if isinstance(seed, PortableRandom) else as_rng(name, seed)
+
+
 def _block_causal_mask(lengths: np.ndarray) -> np.ndarray:
     seq = np.repeat(np.arange(lengths.size), lengths)
     rows = np.arange(seq.size)
@@ -266,7 +418,7 @@ def repeated_tokens(
     n_sequences: int,
     vocab_size: int,
     half_lengths: Any,
-    seed: int | np.random.Generator = 0,
+    seed: int | np.random.Generator | PortableRandom = 0,
     n_positions: int | None = None,
 ) -> TokenBatch:
     """Sequences of random tokens whose second half repeats the first.
@@ -312,13 +464,15 @@ def repeated_tokens(
         if 2 * high > n_positions:
             raise ValueError(f"half_lengths up to {high} make sequences of {2 * high} tokens, more than n_positions={n_positions}")
     check_size(f"repeated_tokens(n_sequences={n_sequences}, half_lengths up to {high}): its mask", (2 * high * n_sequences) ** 2, 1)
-    return _make_batch(*_draw_repeats(as_rng("seed", seed), n_sequences, vocab_size, low, high, n_positions), vocab_size)
+    return _make_batch(*_draw_repeats(_rng("seed", seed), n_sequences, vocab_size, low, high, n_positions), vocab_size)
 
 
 def _draw_repeats(
-    rng: np.random.Generator, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
+    rng: np.random.Generator | PortableRandom, n_sequences: int, vocab_size: int, low: int, high: int, n_positions: int | None
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """The sequences, half lengths and starting positions of :func:`repeated_tokens` (checked arguments)."""
+    if isinstance(rng, PortableRandom):
+        return _draw_portable(rng, n_sequences, vocab_size, low, high, n_positions)
     lengths, chances = _length_law(low, high)
     halves = rng.choice(lengths, size=n_sequences, p=chances)
     seqs = []
@@ -566,34 +720,36 @@ class InductionForward:
     ----------
     residuals:
         ``(x0, x1, x2)``: the residual stream before layer 1, after layer 1
-        and after layer 2, each ``(rows, d_model)``.
+        and after layer 2, each ``(rows, d_model)`` (``(x0, x1)`` for the
+        one-layer model).
     layers:
         The :class:`attnlib.core.MultiHeadResult` of layers 1 and 2 (before
-        any ablation).
+        any ablation; layer 1's only, for the one-layer model).
     logits:
-        ``(rows, vocab_size)``, ``x2 W_U``.
+        ``(rows, vocab_size)``, the last residual stream times ``W_U``.
     ablated:
         The ``(layer, head)`` pairs whose output was set to zero.
     """
 
-    residuals: tuple[np.ndarray, np.ndarray, np.ndarray]
-    layers: tuple[MultiHeadResult, MultiHeadResult]
+    residuals: tuple[np.ndarray, ...]
+    layers: tuple[MultiHeadResult, ...]
     logits: np.ndarray
     ablated: tuple[tuple[int, int], ...]
 
     @property
     def weights(self) -> np.ndarray:
-        """``(2, n_heads, rows, rows)``: the attention weights of every head of both layers."""
+        """``(n_layers, n_heads, rows, rows)``: the attention weights of every head of every layer."""
         return np.stack([np.stack([h.weights for h in layer.heads]) for layer in self.layers])
 
 
 @dataclass(frozen=True)
 class InductionModel:
-    """The two-layer attention-only model; its parameters live in a dict (see :meth:`init`).
+    """The two-layer attention-only model (or its one-layer contrast); its parameters live in a dict (see :meth:`init`).
 
     ``E`` (``vocab_size x d_model``) and ``P`` (``n_positions x d_model``)
     are the token and position embeddings, ``W_Q1 .. W_O1`` and ``W_Q2 ..
-    W_O2`` the square matrices of the two layers (head ``r`` uses columns
+    W_O2`` the square matrices of the two layers (``n_layers = 1`` keeps only
+    layer 1: the one-layer model of exercise 17.3; head ``r`` uses columns
     ``r d_head .. (r+1) d_head - 1`` of ``W_Q``, ``W_K``, ``W_V`` and the same
     rows of ``W_O``), ``W_U`` (``d_model x vocab_size``) the unembedding.
 
@@ -603,17 +759,24 @@ class InductionModel:
     >>> p = m.init(seed=0)
     >>> sorted(p)[:3], p["E"].shape, p["W_U"].shape
     (['E', 'P', 'W_K1'], (5, 4), (4, 5))
+    >>> list(InductionModel(vocab_size=5, n_positions=6, d_model=4, n_layers=1).shapes())
+    ['E', 'P', 'W_Q1', 'W_K1', 'W_V1', 'W_O1', 'W_U']
     """
 
     vocab_size: int = 26
     n_positions: int = 48
     d_model: int = 32
     n_heads: int = 1
+    n_layers: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "vocab_size", as_int("vocab_size", self.vocab_size, minimum=2, what="an integer >= 2"))
         for name in ("n_positions", "d_model", "n_heads"):
             object.__setattr__(self, name, as_positive_int(name, getattr(self, name)))
+        n_layers = as_int("n_layers", self.n_layers, minimum=1, what="1 or 2 (layers of heads)")
+        if n_layers not in LAYERS:
+            raise ValueError(f"n_layers must be 1 or 2 (layers of heads); got {n_layers}")
+        object.__setattr__(self, "n_layers", n_layers)
         head_width(self.d_model, self.n_heads)  # n_heads must divide d_model
         check_size(
             f"InductionModel(d_model={self.d_model}): its matrices",
@@ -625,32 +788,39 @@ class InductionModel:
         """Columns per head."""
         return self.d_model // self.n_heads
 
+    @property
+    def layers(self) -> tuple[int, ...]:
+        """The layers, numbered from 1: ``(1, 2)``, or ``(1,)`` for the one-layer model."""
+        return LAYERS[: self.n_layers]
+
     def shapes(self) -> dict[str, tuple[int, int]]:
         """The shape of every parameter, by name."""
         d = self.d_model
         out = {"E": (self.vocab_size, d), "P": (self.n_positions, d)}
-        for layer in LAYERS:
+        for layer in self.layers:
             out.update({f"{m}{layer}": (d, d) for m in LAYER_MATRICES})
         out["W_U"] = (d, self.vocab_size)
         return out
 
-    def init(self, seed: int | np.random.Generator = 0, std: float | None = None) -> Params:
+    def init(self, seed: int | np.random.Generator | PortableRandom = 0, std: float | None = None) -> Params:
         """Random parameters: normal entries of standard deviation ``std`` (``1 / sqrt(d_model)`` by default).
+
+        The matrices are drawn in the order of :meth:`shapes`, each row after row; from a
+        :class:`PortableRandom` the live training explorer draws the same ones.
 
         Raises
         ------
         ValueError
-            ``seed`` is not a seed by the seed rule (a non-negative integer or a ``numpy.random.Generator``); ``std`` is
+            ``seed`` is not a seed by the seed rule (a non-negative integer, a ``numpy.random.Generator`` or a
+            :class:`PortableRandom`); ``std`` is
             neither ``None`` nor a finite real number in its range; or a result would overflow float64 (the error names
             the inputs it came from). The message names the argument.
         """
         std = 1.0 / np.sqrt(self.d_model) if std is None else as_positive_real("std", std)
-        rng = as_rng("seed", seed)
+        rng = _rng("seed", seed)
+        draw = rng._normals if isinstance(rng, PortableRandom) else lambda shape: rng.normal(size=shape)
         with quiet():
-            return {
-                name: finite_result(std * rng.normal(size=shape), f"std * N(0, 1) for {name}", "std")
-                for name, shape in self.shapes().items()
-            }
+            return {name: finite_result(std * draw(shape), f"std * N(0, 1) for {name}", "std") for name, shape in self.shapes().items()}
 
     def _params(self, params: Any) -> Params:
         if not isinstance(params, dict):
@@ -675,6 +845,9 @@ class InductionModel:
             )
         return batch
 
+    def _layer_words(self) -> str:
+        return "a layer, 1 or 2" if self.n_layers == 2 else "layer 1 (the model has one layer)"
+
     def _ablations(self, ablate: Any) -> tuple[tuple[int, int], ...]:
         if isinstance(ablate, (str, bytes, dict)) or not isinstance(ablate, (Sequence, np.ndarray)):
             raise ValueError(f"ablate must be a list of (layer, head) pairs; got {type(ablate).__name__}")
@@ -682,10 +855,10 @@ class InductionModel:
         for i, pair in enumerate(ablate):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"ablate[{i}] must be a (layer, head) pair; got {pair!r}")
-            layer = as_int(f"ablate[{i}][0]", pair[0], minimum=1, what="a layer, 1 or 2")
+            layer = as_int(f"ablate[{i}][0]", pair[0], minimum=1, what=self._layer_words())
             head = as_int(f"ablate[{i}][1]", pair[1], minimum=0, what=f"a head below {self.n_heads}")
-            if layer > 2:
-                raise ValueError(f"ablate[{i}][0] must be a layer, 1 or 2; got {layer}")
+            if layer > self.n_layers:
+                raise ValueError(f"ablate[{i}][0] must be {self._layer_words()}; got {layer}")
             if head >= self.n_heads:
                 raise ValueError(f"ablate[{i}][1] must be a head below {self.n_heads}; got {head}")
             if (layer, head) not in out:  # a head set to zero twice is set to zero once
@@ -724,7 +897,7 @@ class InductionModel:
                 p["E"][batch.tokens] + p["P"][batch.positions], "the embeddings E[t] + P[position]", "params['E'] and params['P']"
             )
             residuals, layers = [x], []
-            for layer in LAYERS:
+            for layer in self.layers:
                 w = [p[f"{m}{layer}"] for m in LAYER_MATRICES]
                 result = multi_head_parts(x, x, *w, self.n_heads, mask=batch.mask)
                 out = result.output
@@ -772,11 +945,11 @@ class InductionModel:
         loss = float(losses[counted].sum() / n)
         d_logits = d_logits / n
         grads: Params = {}
-        x0, x1, x2 = fwd.residuals
         with quiet():
-            grads["dW_U"] = finite_result(x2.T @ d_logits, "dW_U = x2^T d_logits", "params")
+            grads["dW_U"] = finite_result(fwd.residuals[-1].T @ d_logits, "dW_U = x_last^T d_logits", "params")
             dx = finite_result(d_logits @ p["W_U"].T, "the gradient of the residual stream", "params['W_U']")
-            for layer, x_in in ((2, x1), (1, x0)):
+            for layer in reversed(self.layers):
+                x_in = fwd.residuals[layer - 1]
                 w = {m: p[f"{m}{layer}"] for m in LAYER_MATRICES}
                 g, dx_in = _layer_backward(fwd.layers[layer - 1], x_in, w, dx, self.n_heads, layer)
                 grads.update({f"d{m}{layer}": g[m] for m in LAYER_MATRICES})
@@ -950,7 +1123,7 @@ def train_induction(
     n_sequences: int,
     half_lengths: Any,
     probe: TokenBatch,
-    seed: int = 0,
+    seed: int | np.random.Generator | PortableRandom = 0,
     chunk: int = 8,
     final_lr: float | None = None,
 ) -> InductionRun:
@@ -968,7 +1141,8 @@ def train_induction(
     probe:
         A fixed batch of repeated sequences on which the final losses are measured.
     seed:
-        Seeds the batches.
+        Seeds the batches (a seed, a ``numpy.random.Generator``, or a :class:`PortableRandom`, from which
+        the live training explorer draws the same batches).
     chunk:
         Sequences per call of the attention layers. The batch's gradient is
         the mean over all its predictions either way; smaller chunks only
@@ -1014,7 +1188,7 @@ def train_induction(
     if not probe.second_half.any():
         raise ValueError("probe has no repeated sequence (halves are all 0): make it with repeated_tokens")
     params = model._params(params)
-    rng = as_rng("seed", seed)
+    rng = _rng("seed", seed)
     check_size(f"train_induction(n_steps={n_steps}): the record of every step", 3 * n_steps)
     check_size(f"train_induction(n_sequences={n_sequences}): the tokens of a batch", 6 * n_sequences * high)
     losses, first, second = (np.empty(n_steps) for _ in range(3))
@@ -1244,6 +1418,11 @@ def _head_circuits(model: InductionModel, p: Params, layer: int, head: int) -> t
     return qk, ov
 
 
+def _two_layers(model: InductionModel, what: str) -> None:
+    if model.n_layers != 2:
+        raise ValueError(f"model has one layer, but {what} compares layer 1's heads with layer 2's: give a two-layer model")
+
+
 def _check_head(model: InductionModel, name: str, head: Any) -> int:
     head = as_int(name, head, minimum=0, what=f"a head below {model.n_heads}")
     if head >= model.n_heads:
@@ -1268,7 +1447,7 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
     Raises
     ------
     ValueError
-        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        ``model`` is not the object it names (made by attnlib) or has one layer; ``params`` is not a dict of the expected matrices (a
         missing, unknown or wrongly shaped entry is refused naming it); or a result would overflow float64 (the error
         names the inputs it came from). The message names the argument.
 
@@ -1280,6 +1459,7 @@ def composition_scores(model: InductionModel, params: Params) -> dict[str, np.nd
     (['K', 'Q', 'V'], (2, 2))
     """
     model, p = _check_model_params(model, params)
+    _two_layers(model, "composition_scores")
     out = {kind: np.empty((model.n_heads, model.n_heads)) for kind in "KQV"}
     for h in range(model.n_heads):
         _, ov1 = _head_circuits(model, p, 1, h)
@@ -1307,7 +1487,7 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     Raises
     ------
     ValueError
-        ``model`` is not the object it names (made by attnlib); ``params`` is not a dict of the expected matrices (a
+        ``model`` is not the object it names (made by attnlib) or has one layer; ``params`` is not a dict of the expected matrices (a
         missing, unknown or wrongly shaped entry is refused naming it); ``head1`` or ``head2`` is not an integer in its
         range; or a result would overflow float64 (the error names the inputs it came from). The message names the
         argument.
@@ -1319,6 +1499,7 @@ def token_key_composition(model: InductionModel, params: Params, head1: int = 0,
     (5, 5)
     """
     model, p = _check_model_params(model, params)
+    _two_layers(model, "token_key_composition")
     head1 = _check_head(model, "head1", head1)
     head2 = _check_head(model, "head2", head2)
     _, ov1 = _head_circuits(model, p, 1, head1)
@@ -1353,7 +1534,7 @@ def token_ov_circuit(model: InductionModel, params: Params, layer: int = 2, head
     ------
     ValueError
         If ``model`` is not an :class:`InductionModel`, ``params`` not its parameters,
-        ``layer`` not 1 or 2, ``head`` not one of its heads, or if the product overflows.
+        ``layer`` not one of its layers (1 or 2), ``head`` not one of its heads, or if the product overflows.
 
     Examples
     --------
@@ -1362,9 +1543,9 @@ def token_ov_circuit(model: InductionModel, params: Params, layer: int = 2, head
     (5, 5)
     """
     model, p = _check_model_params(model, params)
-    layer = as_int("layer", layer, minimum=1, what="a layer, 1 or 2")
-    if layer > 2:
-        raise ValueError(f"layer must be a layer, 1 or 2; got {layer}")
+    layer = as_int("layer", layer, minimum=1, what=model._layer_words())
+    if layer > model.n_layers:
+        raise ValueError(f"layer must be {model._layer_words()}; got {layer}")
     head = _check_head(model, "head", head)
     _, ov = _head_circuits(model, p, layer, head)
     with quiet():
@@ -1539,7 +1720,7 @@ def book_model() -> InductionModel:
     Examples
     --------
     >>> book_model()
-    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1)
+    InductionModel(vocab_size=32, n_positions=48, d_model=32, n_heads=1, n_layers=2)
     """
     return InductionModel(BOOK["vocab_size"], BOOK["n_positions"], BOOK["d_model"], BOOK["n_heads"])
 

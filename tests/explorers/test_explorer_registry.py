@@ -20,7 +20,7 @@ from attnlib.explorers import Explorer, frontend, registry
 
 def test_every_list_of_kinds_is_the_registry():
     kinds = registry.kinds()
-    assert frontend.KINDS == kinds and len(kinds) == 8  # seven kinds of issue 21, the induction explorer of issue 27
+    assert frontend.KINDS == kinds and len(kinds) == 9  # seven of issue 21, issue 27's induction, issue 50's live training
     for kind in kinds:
         cls = registry.explorer_class(kind)
         assert cls.KIND == kind and cls.__name__ in explorers.__all__ and getattr(explorers, cls.__name__) is cls

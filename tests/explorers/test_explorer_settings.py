@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from support.odd_values import EVERY
 
-from attnlib import explorers
+from attnlib import explorers, induction
 from attnlib.explorers import registry
 
 #: The attributes in which an explorer keeps what it computed from its state.
@@ -70,6 +70,12 @@ GOOD = {
     "training": {"step": 100},
     "blocks": {"n": 1024, "block_size": 256, "dtype": "bfloat16", "causal": True, "step": 2},
     "induction": {"text": "a b c a b", "mode": "letters"},
+    "live_training": {"lr": 0.03, "n_layers": 1, "n_heads": 2, "d_model": 16, "seed": 5},
+}
+# what the page sends back at a pause (the default setting's starting weights, as lists of rows)
+GOOD["live_training"]["trained"] = {
+    "step": 1,
+    "params": {k: v.tolist() for k, v in induction.InductionModel(32, 48, 32, 1, 2).init(induction.PortableRandom(0)).items()},
 }
 
 #: Changes made before a good value is tried (the cells of the mask are used only by a custom mask).

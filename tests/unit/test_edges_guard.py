@@ -109,6 +109,7 @@ EXPLORER_PLUMBING = {
     "explorers.kinds.blocks": ("tests/explorers/test_explorer_golden.py", "block_memory_table check_block_step check_dtype"),
     "explorers.kinds.head_count": ("tests/explorers/test_explorer_golden.py", "head_count_data head_count_result"),
     "explorers.kinds.induction": ("tests/explorers/test_explorer_golden.py", "induction_data induction_view"),
+    "explorers.kinds.live_training": ("tests/explorers/test_explorer_golden.py", "check_trained live_probe live_views"),
     "explorers.kinds.positional": ("tests/explorers/test_explorer_golden.py", "check_position positional_data positional_similarity"),
     "explorers.kinds.scale_comparison": ("tests/explorers/test_explorer_golden.py", "check_length stretched_attention"),
     "explorers.kinds.scaling": ("tests/explorers/test_explorer_golden.py", "query_keys scaling_samples scaling_view"),

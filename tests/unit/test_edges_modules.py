@@ -130,6 +130,14 @@ def _train_induction(model, params, optimizer, n_steps, n_sequences, half_length
     return induction.train_induction(model, params, fresh, n_steps, n_sequences, half_lengths, probe, seed, chunk, final_lr)
 
 
+def _trained_explorer():
+    """A live training explorer to which the page has sent weights (the default setting's starting ones)."""
+    ex = explorers.live_training_explorer()
+    start = induction.InductionModel(32, 48, 32, 1, 2).init(induction.PortableRandom(0))
+    ex.set_state({"trained": {"step": 0, "params": {k: v.tolist() for k, v in start.items()}}})
+    return ex
+
+
 INDUCTION_SPECS = {
     "induction.token_batch": (
         induction.token_batch,
@@ -143,8 +151,8 @@ INDUCTION_SPECS = {
     ),
     "induction.InductionModel": (
         induction.InductionModel,
-        {"vocab_size": 5, "n_positions": 6, "d_model": 4, "n_heads": 2},
-        {"vocab_size": "size", "n_positions": "size", "d_model": "size", "n_heads": "size"},
+        {"vocab_size": 5, "n_positions": 6, "d_model": 4, "n_heads": 2, "n_layers": 2},
+        {"vocab_size": "size", "n_positions": "size", "d_model": "size", "n_heads": "size", "n_layers": "size"},
     ),
     "induction.InductionModel.init": (
         lambda seed, std: IND_MODEL.init(seed, std),
@@ -152,6 +160,9 @@ INDUCTION_SPECS = {
         {"seed": "seed", "std": "optional_real"},
     ),
     "induction.InductionModel.shapes": (lambda: IND_MODEL.shapes(), {}, {}),
+    "induction.PortableRandom": (induction.PortableRandom, {"seed": 0}, {"seed": "seed"}),
+    "induction.PortableRandom.uint32": (lambda: induction.PortableRandom(0).uint32(), {}, {}),
+    "induction.PortableRandom.random": (lambda: induction.PortableRandom(0).random(), {}, {}),
     "induction.InductionModel.forward": (
         lambda params, batch, ablate: IND_MODEL.forward(params, batch, ablate),
         {"params": IND_PARAMS, "batch": IND_BATCH, "ablate": [(1, 0)]},
@@ -827,6 +838,9 @@ ISSUE47_SPECS = {
         {"params": IND_EXPLORER_MODEL.init(0), "model": IND_EXPLORER_MODEL, "text": "a b a", "mode": "letters"},
         {"params": "optional_params", "model": "optional_instance", "text": "text", "mode": "text"},
     ),
+    "explorers.LiveTrainingExplorer": (explorers.LiveTrainingExplorer, {}, {}),
+    "explorers.LiveTrainingExplorer.settings": (lambda: explorers.live_training_explorer().settings(), {}, {}),
+    "explorers.LiveTrainingExplorer.trained_model": (lambda: _trained_explorer().trained_model(), {}, {}),
     "explorers.PositionalExplorer": (explorers.PositionalExplorer, {}, {}),
     "explorers.PositionalExplorer.table": (lambda: explorers.positional_explorer().table(), {}, {}),
     "explorers.ScaleComparisonExplorer": (explorers.ScaleComparisonExplorer, {}, {}),

@@ -283,3 +283,82 @@ def test_a_few_training_steps_lower_the_loss_and_are_seeded():
 def test_odd_input_is_refused_by_name(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---- PortableRandom: the generator the live training explorer's JavaScript reproduces ----------------------
+
+
+def test_portable_random_draws_are_repeatable_and_differ_between_seeds():
+    a, b, c = induction.PortableRandom(5), induction.PortableRandom(5), induction.PortableRandom(6)
+    draws = [a.uint32() for _ in range(50)]
+    assert draws == [b.uint32() for _ in range(50)]
+    assert draws != [c.uint32() for _ in range(50)]
+    assert all(0 <= d < 2**32 for d in draws)
+    u = [induction.PortableRandom(s).random() for s in range(200)]
+    assert all(0.0 <= x < 1.0 for x in u) and 0.35 < np.mean(u) < 0.65
+    # a seed beyond one 32-bit word folds every word in: 2**32 + 5 is not 5
+    assert induction.PortableRandom(2**32 + 5).uint32() != induction.PortableRandom(5).uint32()
+
+
+def test_portable_random_feeds_init_batches_and_training_in_their_documented_order():
+    m = induction.InductionModel(vocab_size=6, n_positions=8, d_model=4, n_heads=2)
+    p1, p2 = m.init(induction.PortableRandom(3)), m.init(induction.PortableRandom(3))
+    assert all(np.array_equal(p1[k], p2[k]) for k in p1)
+    normals = np.concatenate([v.ravel() for v in p1.values()]) * 2.0  # std 1 / sqrt(4)
+    assert abs(normals.mean()) < 0.2 and 0.8 < normals.std() < 1.2
+    b = induction.repeated_tokens(5, 6, (2, 3), seed=induction.PortableRandom(1), n_positions=8)
+    assert set(b.halves.tolist()) <= {2, 3} and np.all(b.starts_at + 2 * b.halves <= 8)
+    for k, start in enumerate(b.starts):
+        seq = b.tokens[start : start + b.lengths[k]]
+        half = b.halves[k]
+        assert np.array_equal(seq[:half], seq[half:]) and len(set(seq[:half].tolist())) == half
+    probe = induction.repeated_tokens(2, 6, 3, seed=0)
+    runs = [induction.train_induction(m, p1, Adam(lr=0.01), 3, 4, (2, 3), probe, seed=induction.PortableRandom(9)) for _ in range(2)]
+    assert np.array_equal(runs[0].losses, runs[1].losses)
+
+
+def test_portable_random_refuses_a_seed_that_is_not_a_non_negative_integer():
+    for bad in (-1, 2.5, "3", None):
+        with pytest.raises(ValueError, match="seed"):
+            induction.PortableRandom(bad)
+
+
+# ---- the one-layer model (exercise 17.3's contrast, and the live explorer's "1 layer") ----------------------
+
+
+def test_one_layer_model_has_layer_one_only_and_its_gradients_match_finite_differences():
+    m = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_heads=2, n_layers=1)
+    p = m.init(0)
+    assert sorted(p) == ["E", "P", "W_K1", "W_O1", "W_Q1", "W_U", "W_V1"]
+    batch = induction.repeated_tokens(2, 5, (2, 3), seed=1)
+    f = m.forward(p, batch)
+    assert f.weights.shape == (1, 2, batch.rows, batch.rows) and len(f.residuals) == 2
+    loss, g, _ = m.loss_and_gradients(p, batch)
+    for name in ("W_Q1", "W_O1", "E", "W_U"):
+
+        def f_of(w, name=name):
+            return m.loss_and_gradients({**p, name: w}, batch)[0]
+
+        numeric = central_difference(f_of, p[name])
+        assert relative_error(g[f"d{name}"], numeric) < 1e-6, name
+    probe = induction.repeated_tokens(2, 5, 3, seed=0)
+    run = induction.train_induction(m, p, Adam(lr=0.01), 3, 4, (2, 3), probe, seed=2)
+    assert run.losses.shape == (3,)
+
+
+def test_one_layer_model_refuses_what_needs_a_second_layer_naming_it():
+    m = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4, n_layers=1)
+    p = m.init(0)
+    batch = induction.repeated_tokens(2, 5, 2, seed=1)
+    with pytest.raises(ValueError, match=r"ablate\[0\]\[0\] must be layer 1"):
+        m.forward(p, batch, ablate=[(2, 0)])
+    with pytest.raises(ValueError, match="layer must be layer 1"):
+        induction.token_ov_circuit(m, p, layer=2)
+    for fn in (induction.composition_scores, induction.token_key_composition):
+        with pytest.raises(ValueError, match="model has one layer"):
+            fn(m, p)
+    with pytest.raises(ValueError, match="n_layers must be 1 or 2"):
+        induction.InductionModel(n_layers=3)
+    two = induction.InductionModel(vocab_size=5, n_positions=6, d_model=4)
+    with pytest.raises(ValueError, match="params has no 'W_Q2'"):
+        two.forward(p, batch)
