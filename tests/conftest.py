@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import time
@@ -348,12 +349,19 @@ def web_html(request) -> Path:
 _RUN_START = float(os.environ.setdefault("ATTN_RUN_START", repr(time.time())))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for (kernels, builds, browsers, nbgrader)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = time.time()
+    start, cpu = time.time(), _cpu()
     yield
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    line = json.dumps({"module": item.nodeid.split("::")[0], "worker": worker, "start": start, "end": time.time()})
+    line = json.dumps({"module": item.nodeid.split("::")[0], "worker": worker, "start": start, "end": time.time(),
+                       "cpu": round(_cpu() - cpu, 2)})
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / f"timeline-{worker}.jsonl", "a") as f:
         f.write(line + "\n")
@@ -370,8 +378,9 @@ def pytest_terminal_summary(terminalreporter):
     for path in sorted(ARTIFACTS.glob("timeline-*.jsonl")):
         for line in path.read_text().splitlines():
             t = json.loads(line)
-            span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0])
+            span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0, 0.0])
             span[0], span[1], span[2] = min(span[0], t["start"]), max(span[1], t["end"]), span[2] + 1
+            span[3] += t.get("cpu", 0.0)
     if _CHAIN:
         folder = run_folder(terminalreporter.config._tmp_path_factory)
         made = {
@@ -379,18 +388,24 @@ def pytest_terminal_summary(terminalreporter):
             for n in ("binder-env", "execution", "books")
             if (folder / f"{n}.json").exists()
         }
-        terminalreporter.write_line("the chain, made by the controller: " + ", ".join(f"{n} {m['seconds']:.0f} s" for n, m in made.items()))
+        steps = ", ".join(f"{n} {m['seconds']:.0f} s ({m.get('cpu', 0):.0f} s CPU)" for n, m in made.items())
+        total = f"; {_CHAIN_CPU[0]:.0f} s of CPU in all" if _CHAIN_CPU else ""
+        terminalreporter.write_line(f"the chain, made by the controller: {steps}{total}")
     if not spans:
         return
     rows = sorted(spans.items(), key=lambda kv: kv[1][0])
     (ARTIFACTS / "timeline.json").write_text(json.dumps(
-        [{"module": m, "worker": w, "start": round(s - _RUN_START, 1), "end": round(e - _RUN_START, 1), "tests": n}
-         for (m, w), (s, e, n) in rows], indent=1))  # fmt: skip
-    terminalreporter.write_sep("=", "timeline of the run (seconds from the start; modules over 5 s)")
-    for (module, worker), (start, end, n) in rows:
+        [{"module": m, "worker": w, "start": round(s - _RUN_START, 1), "end": round(e - _RUN_START, 1), "tests": n,
+          "cpu": round(c, 1)} for (m, w), (s, e, n, c) in rows], indent=1))  # fmt: skip
+    terminalreporter.write_sep("=", "timeline of the run (seconds from the start; modules over 5 s; CPU of the worker and its children)")
+    for (module, worker), (start, end, n, cpu) in rows:
         if end - start >= 5:
             at, to = start - _RUN_START, end - _RUN_START
-            terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {n:4d} tests  {module}")
+            terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {cpu:5.0f} s CPU  {n:4d} tests  {module}")
+    for worker in sorted({w for _, w in spans}):
+        mine = [v for (_, w), v in spans.items() if w == worker]
+        busy, last = sum(v[3] for v in mine), max(v[1] for v in mine) - _RUN_START
+        terminalreporter.write_line(f"{worker}: last test ended at {last:.0f} s; {busy:.0f} s of CPU in its tests")
 
 
 # --- the chain in the background --------------------------------------------------------------
@@ -399,11 +414,18 @@ WITHOUT_THE_BOOK = ("tests/web/test_browser_explorer.py", "tests/web/test_lab_in
 _CHAIN: list = []
 
 
+_CHAIN_CPU: list[float] = []
+
+
 def _chain_in_background(tmp_path_factory) -> None:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         make_books(tmp_path_factory)
     except BaseException:  # noqa: BLE001 - once() recorded it: the fixtures report it in the tests that need it
         pass
+    finally:  # the chain's processes (uv, the executions' kernels, the builds): the controller's children meanwhile
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _CHAIN_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 
 
 @pytest.hookimpl(optionalhook=True)
