@@ -19,6 +19,7 @@ One chain makes everything that needs the chapters executed:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -53,7 +54,9 @@ os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 # that needs the book (pytest_xdist_node_collection_finished below), so both workers start with
 # the long modules that need no build (nbgrader, the package, JupyterLab), then the fast tests;
 # the modules that need the built book run last, the longest first, so that both workers share
-# them once the build is there. Everything else keeps pytest's order in between.
+# them once the build is there. Everything else keeps pytest's order in between. While the chain
+# runs, a free worker skips ahead to the next module that needs no build (the scheduler at the
+# end of this file): no worker waits for the build while other work is left.
 FIRST = (
     "grading/test_per_student.py",  # the long ones that need no build, one per worker, while the chain runs
     "grading/test_nbgrader.py",
@@ -409,8 +412,32 @@ def pytest_terminal_summary(terminalreporter):
 
 
 # --- the chain in the background --------------------------------------------------------------
-#: Test modules that need no build although they sit in book/ or web/ (JupyterLab only).
-WITHOUT_THE_BOOK = ("tests/web/test_browser_explorer.py", "tests/web/test_lab_induction.py")
+#: The fixtures of the chain: a test module that asks for one (or has a fixture of its own that does) needs it.
+CHAIN_FIXTURES = frozenset({"binder_env", "execution", "executed", "books", "binder_book", "built_book", "web_html"})
+
+
+def needs_the_book(nodeid: str) -> bool:
+    """Whether the tests of a test module (a node id or xdist's scope, which starts with its path) wait for the chain:
+    a function of the module takes one of :data:`CHAIN_FIXTURES` or asks ``request.getfixturevalue`` for it."""
+    return _module_needs_the_book(nodeid.split("::")[0])
+
+
+@functools.cache
+def _module_needs_the_book(module: str) -> bool:
+    import ast
+
+    path = ROOT / module
+    if not path.match("tests/*/test_*.py"):
+        return False
+    asked = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            asked.update(a.arg for a in node.args.args)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "getfixturevalue" and node.args:
+            asked.add(getattr(node.args[0], "value", None))
+    return bool(asked & CHAIN_FIXTURES)
+
+
 _CHAIN: list = []
 
 
@@ -431,10 +458,30 @@ def _chain_in_background(tmp_path_factory) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids):
     """In the controller: start the chain once a worker has collected a test that needs the built book."""
-    needs = any(i.startswith(("tests/book/", "tests/web/")) and not i.startswith(WITHOUT_THE_BOOK) for i in ids)
-    if needs and not _CHAIN:
+    if not _CHAIN and any(needs_the_book(i) for i in ids):
         import threading
 
         thread = threading.Thread(target=_chain_in_background, args=(node.config._tmp_path_factory,), daemon=True)
         _CHAIN.append(thread)
         thread.start()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``--dist loadscope`` (a module on one worker, in the order above), except that a worker never
+    waits for the chain while a module that does not need it is left: until the chain is made, a free
+    worker takes the first module of the queue that needs no build (in the queue's order). Without the
+    chain's modules, or once it is made, the order is the queue's."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ChainAwareScheduling(LoadScopeScheduling):
+        def _assign_work_unit(self, node) -> None:
+            if _CHAIN and _CHAIN[0].is_alive():
+                free = next((scope for scope in self.workqueue if not needs_the_book(scope)), None)
+                if free is not None:
+                    self.workqueue.move_to_end(free, last=False)
+            super()._assign_work_unit(node)
+
+    return ChainAwareScheduling(config, log)
