@@ -73,6 +73,7 @@ LAST = (
     "web/test_web_reading.py",
     "web/test_lite_browser.py",
     "web/test_web_explorers_fit.py",  # short, and it needs the build: after the long ones
+    # here: the modules that need the build and are not listed (pytest_collection_modifyitems)
     "web/test_cheatsheet_print.py",
     "book/test_lite.py",
     "book/test_binder_env.py",
@@ -83,16 +84,22 @@ LAST = (
     "book/test_colab.py",
 )
 
+#: the modules that need the build and are in neither list run after this one
+AFTER_THE_LONG_ONES = "web/test_web_explorers_fit.py"
+
 
 def pytest_collection_modifyitems(config, items):
     tests = ROOT / "tests"
 
-    def rank(item) -> int:
+    def rank(item) -> float:
         path = Path(str(item.fspath))
         name = path.relative_to(tests).as_posix() if path.is_relative_to(tests) else ""
         if name in FIRST:
             return FIRST.index(name) - len(FIRST)
-        return LAST.index(name) + 1 if name in LAST else 0
+        if name in LAST:
+            return LAST.index(name) + 1
+        # the other modules that need the build (each well under a minute): after the long ones
+        return LAST.index(AFTER_THE_LONG_ONES) + 1.5 if name and needs_the_book(f"tests/{name}") else 0
 
     items.sort(key=rank)  # sort is stable: the order inside each rank is pytest's
 
