@@ -19,8 +19,10 @@ One chain makes everything that needs the chapters executed:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import resource
 import shutil
 import subprocess
 import time
@@ -52,7 +54,9 @@ os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 # that needs the book (pytest_xdist_node_collection_finished below), so both workers start with
 # the long modules that need no build (nbgrader, the package, JupyterLab), then the fast tests;
 # the modules that need the built book run last, the longest first, so that both workers share
-# them once the build is there. Everything else keeps pytest's order in between.
+# them once the build is there. Everything else keeps pytest's order in between. While the chain
+# runs, a free worker skips ahead to the next module that needs no build (the scheduler at the
+# end of this file): no worker waits for the build while other work is left.
 FIRST = (
     "grading/test_per_student.py",  # the long ones that need no build, one per worker, while the chain runs
     "grading/test_nbgrader.py",
@@ -69,6 +73,7 @@ LAST = (
     "web/test_web_reading.py",
     "web/test_lite_browser.py",
     "web/test_web_explorers_fit.py",  # short, and it needs the build: after the long ones
+    # here: the modules that need the build and are not listed (pytest_collection_modifyitems)
     "web/test_cheatsheet_print.py",
     "book/test_lite.py",
     "book/test_binder_env.py",
@@ -79,16 +84,22 @@ LAST = (
     "book/test_colab.py",
 )
 
+#: the modules that need the build and are in neither list run after this one
+AFTER_THE_LONG_ONES = "web/test_web_explorers_fit.py"
+
 
 def pytest_collection_modifyitems(config, items):
     tests = ROOT / "tests"
 
-    def rank(item) -> int:
+    def rank(item) -> float:
         path = Path(str(item.fspath))
         name = path.relative_to(tests).as_posix() if path.is_relative_to(tests) else ""
         if name in FIRST:
             return FIRST.index(name) - len(FIRST)
-        return LAST.index(name) + 1 if name in LAST else 0
+        if name in LAST:
+            return LAST.index(name) + 1
+        # the other modules that need the build (each well under a minute): after the long ones
+        return LAST.index(AFTER_THE_LONG_ONES) + 1.5 if name and needs_the_book(f"tests/{name}") else 0
 
     items.sort(key=rank)  # sort is stable: the order inside each rank is pytest's
 
@@ -348,12 +359,19 @@ def web_html(request) -> Path:
 _RUN_START = float(os.environ.setdefault("ATTN_RUN_START", repr(time.time())))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for (kernels, builds, browsers, nbgrader)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = time.time()
+    start, cpu = time.time(), _cpu()
     yield
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    line = json.dumps({"module": item.nodeid.split("::")[0], "worker": worker, "start": start, "end": time.time()})
+    line = json.dumps({"module": item.nodeid.split("::")[0], "worker": worker, "start": start, "end": time.time(),
+                       "cpu": round(_cpu() - cpu, 2)})
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / f"timeline-{worker}.jsonl", "a") as f:
         f.write(line + "\n")
@@ -370,8 +388,9 @@ def pytest_terminal_summary(terminalreporter):
     for path in sorted(ARTIFACTS.glob("timeline-*.jsonl")):
         for line in path.read_text().splitlines():
             t = json.loads(line)
-            span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0])
+            span = spans.setdefault((t["module"], t["worker"]), [t["start"], t["end"], 0, 0.0])
             span[0], span[1], span[2] = min(span[0], t["start"]), max(span[1], t["end"]), span[2] + 1
+            span[3] += t.get("cpu", 0.0)
     if _CHAIN:
         folder = run_folder(terminalreporter.config._tmp_path_factory)
         made = {
@@ -379,40 +398,97 @@ def pytest_terminal_summary(terminalreporter):
             for n in ("binder-env", "execution", "books")
             if (folder / f"{n}.json").exists()
         }
-        terminalreporter.write_line("the chain, made by the controller: " + ", ".join(f"{n} {m['seconds']:.0f} s" for n, m in made.items()))
+        steps = ", ".join(f"{n} {m['seconds']:.0f} s ({m.get('cpu', 0):.0f} s CPU)" for n, m in made.items())
+        total = f"; {_CHAIN_CPU[0]:.0f} s of CPU in all" if _CHAIN_CPU else ""
+        terminalreporter.write_line(f"the chain, made by the controller: {steps}{total}")
     if not spans:
         return
     rows = sorted(spans.items(), key=lambda kv: kv[1][0])
     (ARTIFACTS / "timeline.json").write_text(json.dumps(
-        [{"module": m, "worker": w, "start": round(s - _RUN_START, 1), "end": round(e - _RUN_START, 1), "tests": n}
-         for (m, w), (s, e, n) in rows], indent=1))  # fmt: skip
-    terminalreporter.write_sep("=", "timeline of the run (seconds from the start; modules over 5 s)")
-    for (module, worker), (start, end, n) in rows:
+        [{"module": m, "worker": w, "start": round(s - _RUN_START, 1), "end": round(e - _RUN_START, 1), "tests": n,
+          "cpu": round(c, 1)} for (m, w), (s, e, n, c) in rows], indent=1))  # fmt: skip
+    terminalreporter.write_sep("=", "timeline of the run (seconds from the start; modules over 5 s; CPU of the worker and its children)")
+    for (module, worker), (start, end, n, cpu) in rows:
         if end - start >= 5:
             at, to = start - _RUN_START, end - _RUN_START
-            terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {n:4d} tests  {module}")
+            terminalreporter.write_line(f"{worker:>4} {at:6.0f} -> {to:6.0f}  {to - at:5.0f} s  {cpu:5.0f} s CPU  {n:4d} tests  {module}")
+    for worker in sorted({w for _, w in spans}):
+        mine = [v for (_, w), v in spans.items() if w == worker]
+        busy, last = sum(v[3] for v in mine), max(v[1] for v in mine) - _RUN_START
+        terminalreporter.write_line(f"{worker}: last test ended at {last:.0f} s; {busy:.0f} s of CPU in its tests")
 
 
 # --- the chain in the background --------------------------------------------------------------
-#: Test modules that need no build although they sit in book/ or web/ (JupyterLab only).
-WITHOUT_THE_BOOK = ("tests/web/test_browser_explorer.py", "tests/web/test_lab_induction.py")
+#: The fixtures of the chain: a test module that asks for one (or has a fixture of its own that does) needs it.
+CHAIN_FIXTURES = frozenset({"binder_env", "execution", "executed", "books", "binder_book", "built_book", "web_html"})
+
+
+def needs_the_book(nodeid: str) -> bool:
+    """Whether the tests of a test module (a node id or xdist's scope, which starts with its path) wait for the chain:
+    a function of the module takes one of :data:`CHAIN_FIXTURES` or asks ``request.getfixturevalue`` for it."""
+    return _module_needs_the_book(nodeid.split("::")[0])
+
+
+@functools.cache
+def _module_needs_the_book(module: str) -> bool:
+    import ast
+
+    path = ROOT / module
+    if not path.match("tests/*/test_*.py"):
+        return False
+    asked = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef):
+            asked.update(a.arg for a in node.args.args)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "getfixturevalue" and node.args:
+            asked.add(getattr(node.args[0], "value", None))
+    return bool(asked & CHAIN_FIXTURES)
+
+
 _CHAIN: list = []
 
 
+_CHAIN_CPU: list[float] = []
+
+
 def _chain_in_background(tmp_path_factory) -> None:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         make_books(tmp_path_factory)
     except BaseException:  # noqa: BLE001 - once() recorded it: the fixtures report it in the tests that need it
         pass
+    finally:  # the chain's processes (uv, the executions' kernels, the builds): the controller's children meanwhile
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _CHAIN_CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node, ids):
     """In the controller: start the chain once a worker has collected a test that needs the built book."""
-    needs = any(i.startswith(("tests/book/", "tests/web/")) and not i.startswith(WITHOUT_THE_BOOK) for i in ids)
-    if needs and not _CHAIN:
+    if not _CHAIN and any(needs_the_book(i) for i in ids):
         import threading
 
         thread = threading.Thread(target=_chain_in_background, args=(node.config._tmp_path_factory,), daemon=True)
         _CHAIN.append(thread)
         thread.start()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's ``--dist loadscope`` (a module on one worker, in the order above), except that a worker never
+    waits for the chain while a module that does not need it is left: until the chain is made, a free
+    worker takes the first module of the queue that needs no build (in the queue's order). Without the
+    chain's modules, or once it is made, the order is the queue's."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ChainAwareScheduling(LoadScopeScheduling):
+        def _assign_work_unit(self, node) -> None:
+            if _CHAIN and _CHAIN[0].is_alive():
+                free = next((scope for scope in self.workqueue if not needs_the_book(scope)), None)
+                if free is not None:
+                    self.workqueue.move_to_end(free, last=False)
+            super()._assign_work_unit(node)
+
+    return ChainAwareScheduling(config, log)

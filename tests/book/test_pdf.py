@@ -1,7 +1,7 @@
 """The PDF of the whole book (``python3 dev.py pdf``), printed by Debian's chromium and read back with poppler.
 
 The session's strict web build (``built_book``) is copied with its execution
-cache, so the single-page build that the PDF is printed from runs no
+cache (and the wheels its JupyterLite site fetched), so the single-page build that the PDF is printed from runs no
 notebook again; ``pdf/make_pdf.py`` then prints it, and an HTML build in
 the copy checks that the web book links the PDF once it exists. poppler's
 ``pdftotext``, ``pdfimages`` and ``pdfinfo`` (Debian's poppler-utils;
@@ -70,8 +70,11 @@ def _squash(text: str) -> str:
 def book_pdf(built_book, tmp_path_factory) -> dict:
     require_chromium()
     out = tmp_path_factory.mktemp("pdf")
-    # the web build's execution cache and doctrees: the single-page build executes nothing again
+    # the web build's execution cache and doctrees: the single-page build executes nothing again; and the
+    # wheels it fetched from PyPI for its JupyterLite site (_ext/jupyterlite_book.py), which both builds here
+    # would otherwise download again (they build attnlib's own wheel and the site afresh)
     shutil.copytree(built_book.html.parent, out / "_build", ignore=shutil.ignore_patterns("html", "jupyterlite"))
+    shutil.copytree(built_book.html.parent / "jupyterlite" / "wheels", out / "_build" / "jupyterlite" / "wheels")
     start = time.perf_counter()
     made = _run([sys.executable, ROOT / "pdf" / "make_pdf.py", "--path-output", out])
     seconds = time.perf_counter() - start

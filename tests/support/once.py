@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import resource
 import time
 import traceback
 from collections.abc import Callable
@@ -24,6 +25,11 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The temporary folder that every worker of this test run shares."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict]) -> dict:
@@ -44,13 +50,13 @@ def once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Pa
             if failed.exists():
                 pytest.fail(f"{name} failed in another worker of this run:\n{failed.read_text()}", pytrace=False)
             folder.mkdir(parents=True, exist_ok=True)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), _children_cpu()
             try:
                 result = make(folder)
             except BaseException as exc:
                 failed.write_text(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-4000:]}")
                 raise
-            result = {**result, "seconds": round(time.perf_counter() - start, 1)}
+            result = {**result, "seconds": round(time.perf_counter() - start, 1), "cpu": round(_children_cpu() - cpu, 1)}
             done.write_text(json.dumps(result))
             return {**result, "waited": 0.0}
         finally:
