@@ -189,12 +189,16 @@ def _copy_chapters(app: Sphinx, config: Config) -> None:
 
 
 def _configure(app: Sphinx, config: Config) -> None:
+    # only the folder's name here: the config the environment keeps must not depend on the builder
+    config.jupyterlite_dir = str(_work(app) / "lite-dir")
+
+
+def _prepare_lite_dir(app: Sphinx) -> None:
+    """Build attnlib's wheel, fetch the extra wheels and write the lite configuration (HTML builds only)."""
     start = time.perf_counter()
     work = _work(app)
     wheels = [build_wheel(work / "attnlib-wheel"), *fetch_wheels(EXTRA_WHEELS, work / "wheels")]
-    lite_dir = work / "lite-dir"
-    write_lite_dir(lite_dir, wheels)
-    config.jupyterlite_dir = str(lite_dir)
+    write_lite_dir(Path(app.config.jupyterlite_dir), wheels)
     names = ", ".join(wheel.name for wheel in wheels)
     logger.info(f"jupyterlite_book: wheels {names} and the lite configuration ready in {time.perf_counter() - start:.1f} s")
 
@@ -292,6 +296,7 @@ def _skip_lite_for_other_builders(app: Sphinx) -> None:
     """The single-page build (for the PDF) gets no lite site, no button, and the note instead of the notebook."""
     if app.builder.name in LITE_BUILDERS:
         _LITE["active"] = True
+        _prepare_lite_dir(app)
         return
     _LITE["active"] = False
     logger.info(f"jupyterlite_book: no JupyterLite site for the {app.builder.name} builder")
