@@ -671,7 +671,9 @@ def test_a_loop_that_swallows_the_interrupt_costs_only_what_it_touches_and_is_no
     assert course["loop_seconds"] < 4 * SHORT_TIMEOUT + 60, course["loop_seconds"]
     seconds, log, code = course["loop_again"]
     assert code == 0 and f"Skipping existing assignment: {course['root'] / 'autograded' / 's003' / 'ch15'}" in log, log
-    assert seconds < SHORT_TIMEOUT, (seconds, log)
+    # not retried, whatever the machine's load: nbgrader converts no notebook of s003's chapter 15 again
+    converted = [line for line in log.splitlines() if "Converting notebook" in line]
+    assert not [line for line in converted if "/s003/ch15/" in line], (seconds, log)
     assert "s003 ch15 (the cell after ch15-ex1-test)" in course["export"]
 
 
