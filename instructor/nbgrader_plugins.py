@@ -18,10 +18,12 @@
 
 and, after the notebook has run (``autograde_preprocessors()``):
 
-* :class:`JudgeHandIns`, right after ``Execute``: judges what each test cell's
-  hidden test handed in (``attnlib.exercises.grading``) in the grader's own
-  process, with the seed the grader wrote, and turns a wrong or missing
-  hand-in into an error output, which nbgrader scores 0.
+* :class:`JudgeHandIns`, right after ``Execute``: judges each autograded
+  exercise from what the student wrote, in the grader's own process, with the
+  seed the grader wrote: the numbers typed in a by-hand answer cell, and for
+  an implement exercise the answer cells' source run in a fresh sandboxed
+  process without attnlib (:func:`run_answers`); a wrong answer becomes an
+  error output, which nbgrader scores 0. The kernel's own hand-in is feedback only.
 
 ``nbgrader generate_feedback`` uses :class:`ClearHiddenTestsQuietly` and
 :class:`ShortTracebacks` (a failed test shows its error, never the hidden test

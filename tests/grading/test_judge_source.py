@@ -115,7 +115,7 @@ ATTACKS = {
     "a recompiled copy of attnlib's source": (
         "4.2",
         "import inspect, attnlib\n_copy = {'__name__': 'attnlib.copied', '__package__': 'attnlib'}\n"
-        "exec(compile(inspect.getsource(attnlib.core), 'copy', 'exec'), _copy)\nmy_softmax = _copy['softmax']",
+        "exec(compile('\\n' + inspect.getsource(attnlib.core), 'copy', 'exec'), _copy)\nmy_softmax = _copy['softmax']",
     ),
     "a wrapper that silences the profiler first": (
         "4.3",
@@ -200,3 +200,15 @@ def test_the_runner_file_imports_nothing_of_attnlib():
     imports = [line for line in text.splitlines() if line.startswith(("import ", "from "))]
     assert imports and not any("attnlib" in line or line.startswith("from .") for line in imports), imports
     assert os.path.basename(runner.__file__) == "runner.py"
+
+
+def test_the_runners_sandbox_shows_numpy_but_neither_the_clone_nor_another_package(tmp_path):
+    folders = nbgrader_plugins.numpy_folders()
+    cmd = nbgrader_plugins.sandbox_command(["python"], tmp_path / "k", [], {}, None, library=False, extra=tuple(folders))
+    shown = [cmd[k + 1] for k, arg in enumerate(cmd) if arg in ("--ro-bind", "--bind")]
+    assert all(str(f) in shown for f in folders), shown
+    assert str(ROOT) not in shown and not any(Path(s).name in ("site-packages", "dist-packages") for s in shown), shown
+    covered = [cmd[k + 1] for k, arg in enumerate(cmd) if arg == "--tmpfs"]
+    for folder in nbgrader_plugins.package_folders():  # a package folder inside a shown one is covered by an empty one
+        inside = [s for s in shown if folder.startswith(s.rstrip("/") + "/")]
+        assert not inside or os.path.realpath(folder) in covered, (folder, inside)
