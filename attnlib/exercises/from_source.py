@@ -153,7 +153,7 @@ def _reader(env: dict[str, Any]) -> Any:
             if node.id not in env:
                 raise _Unread(f"{node.id} (a name this cell does not type)")
             if isinstance(env[node.id], _Unread):
-                raise _Unread(f"{node.id}, which is not read as typed numbers either")
+                raise _Unread(f"{node.id} (a name that is not read as typed numbers either)")
             return env[node.id]
         raise _Unread(_short(node))
 
@@ -249,7 +249,7 @@ def typed_answers(source: str, names: Iterable[str]) -> tuple[dict[str, Any], di
                 value = read(ast.copy_location(ast.BinOp(left, statement.op, statement.value), statement))
             else:
                 for name in _names_stored(statement):
-                    env[name] = _Unread(f"{name} assigned inside a {type(statement).__name__.lower()} statement")
+                    env[name] = _Unread(f"an assignment inside a {type(statement).__name__.lower()} statement")
                 continue
         except _Unread as problem:
             value = problem

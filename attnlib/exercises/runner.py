@@ -94,19 +94,42 @@ def encode(value: Any) -> dict[str, Any]:
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
     """Softmax along ``axis``: what the grader's runner gives a student's code as ``attnlib.softmax`` where the exercise allows it.
 
-    Written here with numpy only (the runner has no attnlib); a row of only ``-inf`` gives NaN, as attnlib's does.
+    Written here with numpy only (the runner has no attnlib), it refuses what ``attnlib.softmax`` refuses, so a
+    student's call behaves as in the notebook: ``-inf`` is weight 0, a slice of only ``-inf`` is refused.
 
     Raises
     ------
     ValueError
-        Never for numbers; numpy's own errors for an ``x`` or ``axis`` it cannot use.
+        If ``x`` is not a non-empty array (of 1 to 4 dimensions) of real numbers without NaN or ``+inf``, a
+        slice along ``axis`` is entirely ``-inf``, or ``axis`` is not an axis of ``x``; the message names it.
 
     Examples
     --------
     >>> softmax([[0.0, 0.0], [1000.0, 0.0]]).round(4).tolist()
     [[0.5, 0.5], [1.0, 0.0]]
+    >>> softmax([-np.inf, -np.inf])
+    Traceback (most recent call last):
+    ...
+    ValueError: softmax of x: a slice along axis -1 is entirely -inf, so no entry may receive weight
     """
-    x = np.asarray(x, dtype=float)
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError):
+        raise ValueError(f"x must be an array of real numbers; it is ragged or not numbers: {x!r:.80}") from None
+    if not isinstance(x, np.ndarray) and arr.dtype.kind != "b" and arr.size < 10**6:
+        if any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel()):
+            raise ValueError(f"x must be an array of real numbers; it mixes booleans with numbers: {x!r:.80}")
+    if arr.dtype.kind not in "iuf" or arr.dtype == object:
+        raise ValueError(f"x must be an array of real numbers, got dtype {arr.dtype} ({x!r:.80})")
+    if not 1 <= arr.ndim <= 4 or arr.size == 0:
+        raise ValueError(f"x must be a non-empty array of 1 to 4 dimensions, got shape {arr.shape}")
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"axis must be an axis of x (an integer from {-arr.ndim} to {arr.ndim - 1}), got {axis!r:.40}")
+    x = arr.astype(float)
+    if np.isnan(x).any() or np.isposinf(x).any():
+        raise ValueError("x contains NaN or inf; entries must be finite (or -inf for a key with weight 0)")
+    if np.isneginf(x).all(axis=axis).any():
+        raise ValueError(f"softmax of x: a slice along axis {axis} is entirely -inf, so no entry may receive weight")
     with np.errstate(over="ignore", invalid="ignore"):
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
         return e / np.sum(e, axis=axis, keepdims=True)

@@ -876,8 +876,11 @@ ODD.update(
         "runner_results": lambda good: ([], [None, 5, "why", {}, {"cells": 5}, {"outputs": 5}, {"outputs": [5] * 20, "cells": {"x": 5}},
                                             {"missing": 5}, {"outputs": [{"error": 5}]}, {"outputs": [grading.encode([[1.0]])] * 200}]),
         "runner_folder": lambda good: ([None, 5, "", "/nonexistent/folder", EMPTY_FOLDER, str(BAD_REQUEST_FOLDER)], []),
-        "softmax_input": lambda good: ([], [[0.0], [[1e308, -1e308]], [-np.inf, 0.0], [[0.0, 1.0], [2.0, 3.0]]]),
-        "softmax_axis": lambda good: ([], [0]),
+        "softmax_input": lambda good: (
+            [[-np.inf, -np.inf], [np.nan, 1.0], [np.inf, 0.0], [1j, 0.0], ["a", 1], [True, 1.0], [[1, 2], [3]], 5.0, [], None],
+            [[0.0], [[1e308, -1e308]], [-np.inf, 0.0], [[0.0, 1.0], [2.0, 3.0]], np.zeros((1, 1, 1, 2))],
+        ),
+        "softmax_axis": lambda good: ([5, -3, "x", None, 1.5, True], [0, np.int64(-1)]),
     }
 )
 
