@@ -212,3 +212,43 @@ def test_the_runners_sandbox_shows_numpy_but_neither_the_clone_nor_another_packa
     for folder in nbgrader_plugins.package_folders():  # a package folder inside a shown one is covered by an empty one
         inside = [s for s in shown if folder.startswith(s.rstrip("/") + "/")]
         assert not inside or os.path.realpath(folder) in covered, (folder, inside)
+
+
+def _graded_notebook(answer: str, kernel_error: bool):
+    import nbformat
+
+    def cell(gid, source, **meta):
+        return nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": gid, **meta}})
+
+    test = cell("ch09-ex2-test", "hand_in(...)", grade=True, solution=False, points=2)
+    if kernel_error:  # what the kernel's own check said: not trusted either way
+        test.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="the kernel's verdict", traceback=[])]
+    return nbformat.v4.new_notebook(cells=[cell("ch09-seed", "seed = None"), cell("ch09-ex2-answer", answer, solution=True), test])
+
+
+@pytest.mark.parametrize("sandbox", [True, False])
+def test_judge_hand_ins_takes_the_outside_verdict_and_names_the_opt_out(sandbox, tmp_path, caplog):
+    """The plugin as autograde runs it: the verdict from the answer cells counts, whatever the kernel said; grading
+    without the sandbox (``c.SandboxExecute.sandbox = False``) is said in the log."""
+    import logging
+
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.SandboxExecute.sandbox = sandbox
+    cfg.CourseDirectory.root = str(tmp_path)
+    log = logging.getLogger("judge-hand-ins-test")
+    resources = {"nbgrader": {"db_url": f"sqlite:///{tmp_path}/gradebook.db", "student": "s001", "assignment": "ch09"}}
+    right = "def my_causal_mask(n):\n    return np.tril(np.ones((n, n), dtype=bool))"
+    with caplog.at_level(logging.INFO, logger=log.name):
+        nb, _ = nbgrader_plugins.JudgeHandIns(config=cfg, log=log).preprocess(_graded_notebook(right, True), resources)
+        (test,) = [c for c in nb.cells if nbg(c)["grade_id"] == "ch09-ex2-test"]
+        assert not any(o.output_type == "error" for o in test.outputs)  # right from the source: the points count
+        assert "Graded outside the notebook, from your answer cells: right." in test.outputs[0].text
+        wrong = _graded_notebook("my_causal_mask = attnlib.causal_mask", False)
+        nb, _ = nbgrader_plugins.JudgeHandIns(config=cfg, log=log).preprocess(wrong, resources)
+        (test,) = [c for c in nb.cells if nbg(c)["grade_id"] == "ch09-ex2-test"]
+        (error,) = [o for o in test.outputs if o.output_type == "error"]
+        assert error.ename == "NotRight" and "NameError: name 'attnlib' is not defined" in error.evalue, error.evalue
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert ("Grading WITHOUT the sandbox (c.SandboxExecute.sandbox = False): students' code runs as you" in warned) is (not sandbox)
