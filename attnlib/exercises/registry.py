@@ -140,7 +140,7 @@ class Exercise:
         Implement: where the reference is exactly 0 (a masked key), the result must be exactly 0 too.
         By-hand: an entry whose answer is 0 must be typed as exactly 0 (``check_by_hand`` and the grader).
     given:
-        Implement: the names of :data:`GIVEN_NAMES` that the exercise statement lets the student use
+        Implement: the names of :data:`~attnlib.exercises.registry.GIVEN_NAMES` that the exercise statement lets the student use
         (``("attnlib.softmax",)``); the grader's runner, which has no attnlib, gives a stand-in for them.
     """
 

@@ -36,8 +36,8 @@ import numpy as np
 
 __all__ = ["ARRAY_DTYPES", "CELL_FILE", "RESULTS", "encode", "run_folder", "softmax"]
 
-#: The dtypes a handed-in array keeps (anything else is written as text): so the grader sees an int64 mask
-#: or a float32 result as what it is, and judges it as the self-check does.
+#: The dtypes a handed-in array keeps, so that the grader sees an int64 mask or a float32 result as what it
+#: is and judges it as the self-check does; an array of any other dtype is written as text.
 ARRAY_DTYPES = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"]
     + ["complex64", "complex128"]
