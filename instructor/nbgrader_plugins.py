@@ -18,10 +18,12 @@
 
 and, after the notebook has run (``autograde_preprocessors()``):
 
-* :class:`JudgeHandIns`, right after ``Execute``: judges what each test cell's
-  hidden test handed in (``attnlib.exercises.grading``) in the grader's own
-  process, with the seed the grader wrote, and turns a wrong or missing
-  hand-in into an error output, which nbgrader scores 0.
+* :class:`JudgeHandIns`, right after ``Execute``: judges each autograded
+  exercise from what the student wrote, in the grader's own process, with the
+  seed the grader wrote: the numbers typed in a by-hand answer cell, and for
+  an implement exercise the answer cells' source run in a fresh sandboxed
+  process without attnlib (:func:`run_answers`); a wrong answer becomes an
+  error output, which nbgrader scores 0. The kernel's own hand-in is feedback only.
 
 ``nbgrader generate_feedback`` uses :class:`ClearHiddenTestsQuietly` and
 :class:`ShortTracebacks` (a failed test shows its error, never the hidden test
@@ -76,7 +78,7 @@ from nbgrader.preprocessors import (
 )
 from traitlets import Bool, Dict, Instance, Integer, List, Unicode
 
-from attnlib.exercises import grading
+from attnlib.exercises import from_source, grading
 from attnlib.variants import ROUTES, route_key, student_seed
 
 SEED_SUFFIX = "-seed"
@@ -233,23 +235,61 @@ class RestoreDeletedCells(_BookPreprocessor):
 
 
 class JudgeHandIns(_BookPreprocessor):
-    """After the notebook ran: judge each test cell's hand-in in this process; a failure becomes an error output."""
+    """After the notebook ran: judge each autograded exercise from what the student wrote, in the grader's process.
+
+    A by-hand or measured exercise is judged from the numbers typed in its answer cell's source
+    (``grading.judge_source``); an implement exercise by running the student's answer cells up to its own,
+    and its function on the grader's cases, in a fresh process without attnlib, in the sandbox
+    (``run_answers``; ``c.SandboxExecute.sandbox = False`` runs it without, with the same warning). That
+    verdict is the one that counts: a failure becomes an error output of the test cell (0 points); a pass
+    turns the kernel's own errors in that cell into a note, so the points do not hang on what the kernel
+    said. The kernel's hand-in stays in the cell as the reader's feedback.
+    """
+
+    call_timeout = Integer(120, help="Seconds the run of one implement exercise's answer cells and calls may take.").tag(config=True)
 
     def preprocess(self, nb, resources):
         seed = graded_seed(nb)
+        sandbox = SandboxExecute(config=self.config, parent=self.parent)
+        hidden, limits = sandbox.hidden_folders(resources), sandbox.limits()
+        if not sandbox.sandbox:
+            self.log.warning("Grading WITHOUT the sandbox (c.SandboxExecute.sandbox = False): students' code runs as you")
         for cell in nb.cells:
             if not is_autograded_test(cell):
                 continue
-            entry = grading.exercise_of_test(cell.metadata["nbgrader"]["grade_id"])
+            gid = cell.metadata["nbgrader"]["grade_id"]
+            entry = grading.exercise_of_test(gid)
             if entry is None:
                 continue
-            failures = grading.judge_outputs(entry.number, seed, cell.get("outputs", []))
+            answer_id = from_source.answer_cell_id(gid)
+            if entry.kind == "implement":
+                cells = from_source.answer_sources(nb.cells, answer_id)
+                if not cells:
+                    failures = [f"there is no answer cell {answer_id} to grade"]
+                else:
+                    request, arrays = grading.runner_request(entry.number, seed, cells)
+                    if sandbox.sandbox:
+                        probe_sandbox(hidden, limits)
+                    results = run_answers(request, arrays, hidden, limits, sandbox.sandbox, self.call_timeout)
+                    failures = grading.judge_results(entry.number, seed, results, answer_id)
+            else:
+                answer = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id") == answer_id]
+                failures = grading.judge_source(entry.number, seed, answer[0].source if answer else "")
             if failures:
                 text = "; ".join(failures)
                 cell.outputs.append(
                     nbformat.v4.new_output("error", ename="NotRight", evalue=f"graded outside the notebook: {text}", traceback=[])
                 )
-                self.log.info("%s: %s", cell.metadata["nbgrader"]["grade_id"], text)
+                self.log.info("%s: %s", gid, text)
+                continue
+            kept = []
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "error":
+                    said = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:2000]
+                    note = f"The notebook's own check said: {said}\nGraded outside the notebook, from your answer cells: right.\n"
+                    out = nbformat.v4.new_output("stream", name="stdout", text=note)
+                kept.append(out)
+            cell.outputs = kept
         return nb, resources
 
 
@@ -294,6 +334,8 @@ def sandbox_command(
     limits: dict[str, int],
     uid: int | None = None,
     env: dict[str, str] | None = None,
+    library: bool = True,
+    extra: tuple[Path, ...] = (),
 ) -> list[str]:
     """The command that runs ``cmd`` in the grading sandbox (bubblewrap, ``prlimit``, and ``setpriv`` as root).
 
@@ -322,6 +364,11 @@ def sandbox_command(
         The user id to run as (the grader must be root); ``None``: the grader's own, in a user namespace.
     env : dict of str to str, optional
         Extra environment variables; the sandbox starts from an empty environment.
+    library : bool, optional
+        False: the clone and every package folder (the virtual environment, site-packages) are not shown,
+        only the base Python installation and ``extra`` (the grader's runner: numpy without attnlib).
+    extra : tuple of Path, optional
+        Further absolute folders shown read-only (after ``hidden`` and the package folders are covered).
 
     Returns
     -------
@@ -365,8 +412,12 @@ def sandbox_command(
             out += ["--ro-bind", folder, folder]
             shown.append(Path(folder))
     book = Path(__file__).resolve().parent.parent  # the clone: attnlib and the grader's code, read-only
-    wanted = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent, book}
-    wanted |= {Path(os.path.realpath(p)) for p in sys.path if p and os.path.isdir(p)}
+    if library:
+        wanted = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent, book}
+        wanted |= {Path(os.path.realpath(p)) for p in sys.path if p and os.path.isdir(p)}
+    else:  # the base Python only; its and every other package folder and the clone covered below
+        wanted = {Path(sys.base_prefix), Path(os.path.realpath(base_python())).parent.parent}
+        hidden = hidden + [Path(os.path.realpath(p)) for p in (*package_folders(), book, sys.prefix) if os.path.isdir(p)]
     for folder in sorted(wanted, key=lambda p: len(p.parts)):
         if folder == Path("/") or any(_inside(folder, s) for s in shown) or any(_inside(folder, h) for h in hidden):
             continue  # shown already, or inside the course (a grader started there has it on sys.path): never shown
@@ -377,6 +428,10 @@ def sandbox_command(
     for h in sorted(set(hidden), key=lambda p: len(p.parts)):
         if any(_inside(h, s) for s in shown):
             out += ["--tmpfs", str(h)]
+    for folder in extra:
+        for parent in reversed(Path(folder).parents[:-1]):
+            out += ["--perms", "0755", "--dir", str(parent)]
+        out += ["--ro-bind", str(folder), str(folder)]
     for parent in reversed(kernel_dir.parents[:-1]):
         out += ["--perms", "0755", "--dir", str(parent)]
     work = kernel_dir / "work"
@@ -451,6 +506,101 @@ def probe_sandbox(hidden: list[Path], limits: dict[str, int]) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     if _probed[key]:
         raise SandboxUnavailable(_probed[key])
+
+
+def base_python() -> str:
+    """The base Python interpreter of the grader's environment (outside its virtual environment, if any)."""
+    exe = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return str(exe) if exe.exists() else sys.executable
+
+
+def package_folders() -> list[str]:
+    """Every folder packages are installed in for the grader's Python (site-packages of the environment and of its base)."""
+    import site
+    import sysconfig
+
+    found = set(site.getsitepackages()) | {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    for prefix in (sys.prefix, sys.base_prefix):
+        found |= {sysconfig.get_paths(vars={"base": prefix, "platbase": prefix})[k] for k in ("purelib", "platlib")}
+    return sorted(found)
+
+
+def numpy_folders() -> list[Path]:
+    """numpy's package folder, and the folder of the libraries its wheels bring (``numpy.libs``) if there is one."""
+    import numpy
+
+    package = Path(os.path.realpath(numpy.__file__)).parent
+    return [package] + [f for f in (package.parent / "numpy.libs",) if f.is_dir()]
+
+
+#: How ``run_answers`` starts the runner: numpy's folder first on ``sys.path``, then the runner as ``__main__``.
+_START = "import sys; sys.path.insert(0, {lib!r}); import runpy; runpy.run_path({runner!r}, run_name='__main__')"
+#: The largest results file the grader reads from its runner, in bytes.
+RESULTS_BYTES = 20 << 20
+
+
+def run_answers(request: dict, arrays: dict, hidden: list[Path], limits: dict[str, int], sandboxed: bool, timeout: float) -> dict | str:
+    """Run the student's answer cells and function for ``request`` in a fresh process; its results, or why there are none.
+
+    The process is the base Python with ``-I -S``: numpy is the only package on its path, attnlib is not
+    importable. With ``sandboxed`` it runs in the grading sandbox without the clone or any package folder
+    (``sandbox_command(..., library=False)``); inputs and results cross as files (JSON and ``.npz``, no pickle).
+
+    Raises
+    ------
+    SandboxUnavailable
+        If ``sandboxed`` and the sandbox's tools are missing.
+    """
+    from attnlib.exercises import runner
+
+    uid = sandbox_uid() if sandboxed else None
+    folder = make_kernel_dir(uid)
+    work = folder / "work"
+    try:
+        lib = work / "lib"
+        lib.mkdir()
+        for target in numpy_folders():
+            (lib / target.name).symlink_to(target)
+        (work / "runner.py").write_text(Path(runner.__file__).read_text())
+        (work / "request.json").write_text(json.dumps(request))
+        import numpy as np
+
+        np.savez(work / "inputs.npz", **arrays)
+        if uid is not None:
+            for path in work.rglob("*"):
+                os.lchown(path, uid, uid)
+            os.chown(work, uid, uid)
+        cmd = [base_python(), "-I", "-S", "-c", _START.format(lib=str(lib), runner=str(work / "runner.py")), str(work)]
+        if sandboxed:
+            cpu = min(limits.get("cpu", 600), int(timeout) + 5)
+            cmd = sandbox_command(cmd, folder, hidden, {**limits, "cpu": cpu}, uid, library=False, extra=tuple(numpy_folders()))
+        with open(folder / "stderr.txt", "wb") as errors:  # outside work/: the student's code cannot write it
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+                where = (work / "progress.txt").read_text()[:80] if (work / "progress.txt").exists() else "the start"
+                return f"your answer cells and function ran past the grader's time limit of {timeout:g} s (in {_where(where)})"
+        results = work / runner.RESULTS
+        if not results.exists() or results.stat().st_size > RESULTS_BYTES:
+            where = (work / "progress.txt").read_text()[:80] if (work / "progress.txt").exists() else "the start"
+            with open(folder / "stderr.txt", "rb") as errors:
+                errors.seek(max(0, (folder / "stderr.txt").stat().st_size - 400))
+                tail = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+            said = f": {tail[0][:200]}" if tail else ""
+            return f"the grader's process stopped in {_where(where)} (exit code {proc.returncode}){said}"
+        try:
+            return json.loads(results.read_text())
+        except ValueError:
+            return "the grader could not read what its run of your answer cells wrote"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _where(progress: str) -> str:
+    return "the calls of your function" if progress == "calls" else f"your answer cell {progress}"
 
 
 class SandboxedKernelManager(AsyncKernelManager):

@@ -226,5 +226,6 @@ register(
         reference=lambda Q, K, V: attention(Q, K, V).output,
         own=(attention,),
         check=check_attention,
+        given=("attnlib.softmax",),  # the statement allows it (the chapter's model answer uses it)
     )
 )

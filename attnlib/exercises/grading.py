@@ -51,9 +51,13 @@ import numpy as np
 from .._validate import as_instance, as_seed
 from .by_hand import check_by_hand
 from .cases import Case, Notation, cases_of, judge_call, judge_value, merge_messages
+from .from_source import typed_answers
 from .registry import EXERCISES, Exercise
+from .runner import ARRAY_DTYPES, encode
+from .sandbox import TIME_LIMIT_SECONDS
 
 __all__ = [
+    "CELL_SECONDS",
     "HAND_IN_MIME",
     "collected",
     "decode",
@@ -66,7 +70,10 @@ __all__ = [
     "handed_value",
     "judge",
     "judge_outputs",
+    "judge_results",
+    "judge_source",
     "own_functions_called",
+    "runner_request",
 ]
 
 #: The MIME type of a hand-in output, whose data is a JSON object ``{"exercise": "9.2", "payload": {...}}``.
@@ -109,57 +116,6 @@ def exercise_of_test(grade_id: str) -> Exercise | None:
 
 
 # --- values as JSON, exactly (NaN and infinities included) ---------------------------------------
-
-#: The dtypes a handed-in array keeps (anything else is written as text): so the grader sees an int64 mask
-#: or a float32 result as what it is, and judges it as the self-check does.
-_DTYPES = frozenset(
-    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"]
-    + ["complex64", "complex128"]
-)
-
-
-def encode(value: Any) -> dict[str, Any]:
-    """A function's result as JSON: its shape, dtype and entries as float hex strings (None, a masked array kept as such).
-
-    Raises
-    ------
-    ValueError
-        Never: ``value`` comes from a student's kernel; a value that is not numbers is encoded as text.
-
-    Examples
-    --------
-    >>> encode([0.5, float("inf")])
-    {'shape': [2], 'bool': False, 'hex': ['0x1.0000000000000p-1', 'inf'], 'dtype': 'float64'}
-    >>> encode("0.5"), encode(None)
-    ({'text': "'0.5'", 'string': '0.5'}, {'none': True})
-    """
-    if value is None:
-        return {"none": True}
-    if isinstance(value, (str, bytes)):  # the text itself too: the comparator judges it as the self-check does
-        return {"text": repr(value)[:80], "string": value[:200] if isinstance(value, str) else repr(value)[:200]}
-    try:
-        arr = np.asarray(value)
-    except Exception:  # noqa: BLE001 - a student's object may raise anything
-        return {"text": "(an object that is not an array)"}
-    extra: dict[str, Any] = {"masked": True} if isinstance(value, np.ma.MaskedArray) else {}
-    if arr.dtype.kind == "b":
-        return {"shape": list(arr.shape), "bool": True, "hex": [float(x).hex() for x in arr.ravel()], "dtype": "bool", **extra}
-    if arr.dtype.kind == "c" and arr.dtype.name in _DTYPES:
-        return {
-            "shape": list(arr.shape),
-            "bool": False,
-            "hex": [float(x).hex() for x in arr.real.ravel()],
-            "imag": [float(x).hex() for x in arr.imag.ravel()],
-            "dtype": arr.dtype.name,
-            **extra,
-        }
-    if arr.dtype.kind not in "iuf":
-        return {"text": f"(an array of {arr.dtype}, not real numbers)", "shape": list(arr.shape), "dtype": str(arr.dtype)[:40]}
-    dtype = arr.dtype.name if arr.dtype.name in _DTYPES else "float64"
-    with np.errstate(all="ignore"):
-        hexes = [float(x).hex() for x in arr.astype(float).ravel()]
-    return {"shape": list(arr.shape), "bool": False, "hex": hexes, "dtype": dtype, **extra}
-
 
 def _hex_array(hexes: Any, shape: list[int]) -> np.ndarray | None:
     if not isinstance(hexes, list) or not all(isinstance(h, str) for h in hexes) or math.prod(shape) != len(hexes):
@@ -205,7 +161,7 @@ def decode(obj: Any) -> np.ndarray | str:
     dtype = obj.get("dtype")
     if obj.get("bool") is True:
         arr = arr.astype(bool)
-    elif isinstance(dtype, str) and dtype in _DTYPES and dtype != "float64":
+    elif isinstance(dtype, str) and dtype in ARRAY_DTYPES and dtype != "float64":
         if dtype.startswith("complex"):
             imag = _hex_array(obj.get("imag"), shape)
             if imag is None:
@@ -646,3 +602,145 @@ def judge_outputs(exercise: str, seed: int | None, outputs: list[Any]) -> list[s
     if not isinstance(record, dict) or record.get("exercise") != exercise:
         return [f"exercise {exercise}: the hand-in is for another exercise"]
     return judge(exercise, seed, record.get("payload"))
+
+
+# --- judging what the student wrote (the answer cells' source), in the grader's process -------------------
+
+#: Seconds one answer cell may run in the grader's runner (a cell that defines a function takes a moment).
+CELL_SECONDS = 30.0
+_RUNNER_NOTE = (
+    "The grader runs your answer cells, in order, in a process of their own that has numpy as np{given} but "
+    "neither attnlib nor the notebook's other cells and variables."
+)
+
+
+def judge_source(exercise: str, seed: int | None, source: str) -> list[str]:
+    """The failures of a by-hand or measured exercise, judged from the numbers typed in its answer cell's ``source``.
+
+    The numbers are read with :func:`~attnlib.exercises.from_source.typed_answers` (never run), then
+    judged as :func:`judge` judges a hand-in (``check_by_hand`` for a by-hand exercise). A name that is
+    not typed numbers (a call to attnlib, a name of the notebook) fails with a reason naming it.
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded by-hand or measured exercise, ``seed`` is neither None nor an
+        integer by the seed rule, or ``source`` is not a string; the message names it.
+
+    Examples
+    --------
+    >>> judge_source("9.1", None, "masked_row = [0.5875, 0.0, 1 - 0.5875]")
+    []
+    >>> judge_source("9.1", None, "masked_row = variants.answers(v)['masked_row']")[0].split(":")[0]
+    'masked_row is not read as typed numbers'
+    """
+    entry = _entry(exercise)
+    if entry.kind not in ("by-hand", "measured"):
+        raise ValueError(f"exercise must be a by-hand or measured exercise, got {exercise!r} ({entry.kind})")
+    if seed is not None:
+        as_seed("seed", seed)
+    names = list(entry.answer(entry.draw(seed))) if entry.answer else []
+    read, unreadable = typed_answers(source, names)
+    failures = judge(exercise, seed, {"answers": {n: encode_typed(v) for n, v in read.items()}})
+    failures = [f for f in failures if not any(f.startswith(f"{n} is not defined yet") for n in unreadable)]
+    return [unreadable[n] for n in names if n in unreadable] + failures
+
+
+def runner_request(exercise: str, seed: int | None, cells: list[tuple[str, str]]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """What the grader hands its runner (:mod:`attnlib.exercises.runner`) for an implement exercise: JSON and arrays.
+
+    ``cells`` are the answer cells to run, ``(grade id, source)`` in order
+    (:func:`~attnlib.exercises.from_source.answer_sources`); the arguments are those of
+    :func:`graded_cases` for ``seed``, arrays by name in the second result (for ``numpy.savez``), numbers as
+    JSON (floats as hex, so NaN and infinities cross exactly).
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded implement exercise, ``seed`` is neither None nor an integer by the
+        seed rule, or ``cells`` is not a list of (grade id, source) pairs of strings; the message names it.
+
+    Examples
+    --------
+    >>> request, arrays = runner_request("9.2", None, [("ch09-ex2-answer", "def my_causal_mask(n): ...")])
+    >>> request["function"], request["cases"][0], sorted(arrays)[:0]
+    ('my_causal_mask', [{'value': 3}], [])
+    """
+    entry = _entry(exercise)
+    if entry.kind != "implement":
+        raise ValueError(f"exercise must be an implement exercise, got {exercise!r} ({entry.kind})")
+    as_instance("cells", cells, list, "a list of (grade id, source) pairs")
+    if not all(isinstance(c, tuple) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in cells):
+        raise ValueError(f"cells must be a list of (grade id, source) pairs of strings, got {cells!r:.80}")
+    arrays: dict[str, np.ndarray] = {}
+    layouts = []
+    for case, _notation in graded_cases(exercise, seed):
+        layout: list[dict[str, Any]] = []
+        for arg in case.args:
+            if isinstance(arg, np.ndarray):
+                key = f"a{len(arrays)}"
+                arrays[key] = arg
+                layout.append({"array": key})
+            elif isinstance(arg, float):
+                layout.append({"float": arg.hex()})
+            else:
+                layout.append({"value": arg.item() if isinstance(arg, np.generic) else arg})
+        layouts.append(layout)
+    request = {
+        "cells": [list(c) for c in cells],
+        "function": entry.function,
+        "given": list(entry.given),
+        "cases": layouts,
+        "call_seconds": TIME_LIMIT_SECONDS,
+        "cell_seconds": CELL_SECONDS,
+    }
+    return request, arrays
+
+
+def judge_results(exercise: str, seed: int | None, results: Any, answer_id: str) -> list[str]:
+    """The failures of an implement exercise from what the grader's runner wrote (``results.json``, read as JSON).
+
+    Each call's result is judged as :func:`judge` judges a hand-in, by the one comparator on
+    :func:`graded_cases`. ``results`` comes from a process that ran the student's code, so whatever it
+    holds gives messages, never an exception; a string is the grader's own sentence why there are no
+    results (the process stopped, say). A function missing, or calls that fail, are explained with the
+    answer cells that stopped (``answer_id`` is the exercise's own).
+
+    Raises
+    ------
+    ValueError
+        If ``exercise`` is not an autograded implement exercise, ``seed`` is neither None nor an integer by
+        the seed rule or ``answer_id`` is not a string; the message names it. Nothing in ``results`` raises.
+
+    Examples
+    --------
+    >>> judge_results("9.2", None, {"cells": {"ch09-ex2-answer": "NameError: name 'attnlib' is not defined"},
+    ...     "missing": "my_causal_mask is not defined as a function by your answer cells"}, "ch09-ex2-answer")[0][:98]
+    'my_causal_mask is not defined as a function by your answer cells (your answer cell ch09-ex2-answer'
+    """
+    entry = _entry(exercise)
+    if entry.kind != "implement":
+        raise ValueError(f"exercise must be an implement exercise, got {exercise!r} ({entry.kind})")
+    as_instance("answer_id", answer_id, str, "the grade id of the exercise's answer cell")
+    note = _RUNNER_NOTE.format(given=" (and a softmax standing in for attnlib.softmax)" if entry.given else "")
+    if isinstance(results, str):
+        return [f"{entry.function}: {results[:500]}"]
+    if not isinstance(results, dict):
+        return ["nothing readable came back from the grader's run of your answer cells"]
+    cells = results.get("cells") if isinstance(results.get("cells"), dict) else {}
+    stopped = [f"your answer cell {name[:60]} stopped: {_text(why, 'an error')}" for name, why in cells.items() if why is not None]
+    own = [s for s in stopped if s.startswith(f"your answer cell {answer_id} ")]
+    if results.get("missing") is not None or not isinstance(results.get("outputs"), list):
+        why = _text(results.get("missing"), f"{entry.function} is not defined as a function by your answer cells")
+        return [f"{why} ({'; '.join(own or stopped)}). {note}" if (own or stopped) else f"{why}. {note}"]
+    graded = graded_cases(exercise, seed)
+    outputs = [
+        {"error": f"{case.label}: {_text(out['error'], 'your function raised an error')}"}
+        if isinstance(out, dict) and "error" in out
+        else out
+        for (case, _n), out in zip(graded, results["outputs"])
+    ] + results["outputs"][len(graded) :]
+    failures = judge(exercise, seed, {"outputs": outputs})
+    if failures and any("Error: " in f for f in failures):
+        failures.append(note + (f" ({'; '.join(stopped)})" if stopped else ""))
+    return failures

@@ -46,6 +46,7 @@ from .results import DECIMALS, TOLERANCE
 __all__ = [
     "DECIMALS",
     "EXERCISES",
+    "GIVEN_NAMES",
     "KINDS",
     "ROUTES",
     "TOLERANCE",
@@ -138,6 +139,9 @@ class Exercise:
     exact_zero:
         Implement: where the reference is exactly 0 (a masked key), the result must be exactly 0 too.
         By-hand: an entry whose answer is 0 must be typed as exactly 0 (``check_by_hand`` and the grader).
+    given:
+        Implement: the names of :data:`~attnlib.exercises.registry.GIVEN_NAMES` that the exercise statement lets the student use
+        (``("attnlib.softmax",)``); the grader's runner, which has no attnlib, gives a stand-in for them.
     """
 
     number: str
@@ -152,6 +156,7 @@ class Exercise:
     judge: Callable[[Variant, Any], list[str]] | None = None
     check: Callable[..., Any] | None = None
     exact_zero: bool = False
+    given: tuple[str, ...] = ()
 
     @property
     def chapter(self) -> int:
@@ -173,6 +178,9 @@ class Exercise:
         """Whether the grader judges it in its own process (every kind but "predict")."""
         return self.kind != "predict"
 
+
+#: The names an exercise may give the grader's runner (``Exercise.given``), which has numpy but no attnlib.
+GIVEN_NAMES = ("attnlib.softmax",)
 
 #: Exercise number -> its entry, in the order the chapters register them.
 EXERCISES: dict[str, Exercise] = {}
@@ -230,6 +238,8 @@ def register(exercise: Exercise) -> Exercise:
         raise ValueError(f"exercise.function must be None or a Python name, got {exercise.function!r:.60}")
     if not isinstance(exercise.exact_zero, bool):
         raise ValueError(f"exercise.exact_zero must be True or False, got {exercise.exact_zero!r:.60}")
+    if not isinstance(exercise.given, tuple) or not all(isinstance(g, str) and g in GIVEN_NAMES for g in exercise.given):
+        raise ValueError(f"exercise.given must be a tuple of names from {GIVEN_NAMES}, got {exercise.given!r:.60}")
     if number in EXERCISES:
         raise ValueError(f"exercise {number} is registered twice")
     if exercise.kind in ("by-hand", "measured") and exercise.answer is None:

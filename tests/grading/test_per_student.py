@@ -44,6 +44,7 @@ from support.grading import TYPED, IpcExecute, ipc_validator, make_assignments, 
 from support.paths import BIN, INSTRUCTOR, ROOT
 
 from attnlib import variants
+from attnlib.exercises import grading
 
 CHAPTERS = ["ch01", "ch06", "ch09", "ch14", "ch15"]
 FILES = ["ch01", "ch06", "ch14"]  # per-student files; the others go through the exchange
@@ -57,11 +58,64 @@ BLOCK_RE = re.compile(r"```\{code-block\} (bash|python)\n:name: (\S+)\n\n(.*?)\n
 FIXED_SECRET = "a fixed secret, so that this test always draws the same numbers"
 LATE = time.mktime((2027, 1, 16, 12, 0, 0, 0, 0, 0))  # after the page's due date of ch06
 
-ATTACK_14_1 = """import attnlib.exercises.grading as _grading
+#: Issue 46's attacks on the kernel's hand-in, one answer cell each (graded right by the kernel, 0 by the grader):
+#: a stand-in for the grading module that hands in attnlib's answer (generic; here for exercise {number} only).
+FAKE_GRADING = """import sys, types
+from IPython.display import display
+import attnlib.exercises.grading as _real
+from attnlib import variants as _v
+_typed = _v.answers(_v.variant("{number}", seed))
+def _hand_in(exercise, seed, namespace, sink=None):
+    if exercise != "{number}":
+        return _real.hand_in(exercise, seed, namespace, sink)
+    typed = _typed
+    payload = {{"answers": {{k: _real.encode_typed(x) for k, x in typed.items()}}}}
+    display({{_real.HAND_IN_MIME: {{"exercise": exercise, "payload": payload}}, "text/plain": "handed in"}}, raw=True)
+_fake = types.ModuleType("attnlib.exercises.grading")
+_fake.hand_in = _hand_in
+sys.modules["attnlib.exercises.grading"] = _fake"""
+ATTACK_14_1 = FAKE_GRADING.format(number="14.1") + """
+import attnlib.exercises.grading as _grading
 np.allclose = lambda *a, **k: True
 checks.check_by_hand = lambda *a, **k: checks.CheckResult("patched", 1, 1)
 _grading.judge = lambda *a, **k: []
 dz_row = [9.0, 9.0, 9.0]"""
+#: 9.2: the registry patched to drop the own-function rule, then attnlib's own causal_mask.
+PATCHED_REGISTRY_9_2 = """import dataclasses
+from attnlib import variants
+variants.EXERCISES["9.2"] = dataclasses.replace(variants.EXERCISES["9.2"], own=())
+my_causal_mask = attnlib.causal_mask"""
+#: 6.2: a recompiled copy of attnlib's source (new code objects, which the kernel's own-function watch does not know).
+RECOMPILED_6_2 = """import inspect, sys, types
+_copy = types.ModuleType("attnlib.copied")
+_copy.__package__ = "attnlib"
+sys.modules["attnlib.copied"] = _copy
+exec(compile("\\n" + inspect.getsource(attnlib.core), "copied", "exec"), _copy.__dict__)  # one line down: new code objects
+def attention_head(X, W_Q, W_K, W_V):
+    return _copy.self_attention(X, W_Q, W_K, W_V).output"""
+#: 15.2: a wrapper that silences the profiler (the kernel's own-function watch) first, then calls attnlib's own step.
+SILENCED_15_2 = """import sys, threading
+from attnlib import blocked
+def two_block_normaliser(s1, s2):
+    sys.setprofile(None)
+    threading.setprofile(None)
+    m, l, _, _ = blocked.online_softmax_step(-np.inf, 0.0, s1)
+    m, l, _, _ = blocked.online_softmax_step(m, l, s2)
+    return m, l"""
+#: 15.3: the prediction taken from attnlib's answers instead of typed.
+ANSWERS_15_3 = """from attnlib import variants
+predicted_bytes = variants.answers(variants.variant("15.3", seed))["predicted_bytes"]"""
+#: grade id of each item those attacks take, by chapter
+KERNEL_ATTACKS = [("ch06", "ch06-ex2-test"), ("ch09", "ch09-ex2-test"), ("ch14", "ch14-ex1-test")]
+KERNEL_ATTACKS += [("ch15", "ch15-ex2-test"), ("ch15", "ch15-ex3-test")]
+#: what the grader's verdict on each says
+KERNEL_ATTACK_REASONS = {
+    "ch06-ex2-test": "attention_head is not defined as a function by your answer cells (your answer cell ch06-ex2-answer stopped: ",
+    "ch09-ex2-test": "No module named 'attnlib' at line 2 of answer cell ch09-ex2-answer",
+    "ch14-ex1-test": "dz_row[0] = 9.0: not yet.",
+    "ch15-ex2-test": "No module named 'attnlib' at line 2 of answer cell ch15-ex2-answer",
+    "ch15-ex3-test": "predicted_bytes is not read as typed numbers: variants.answers(",
+}
 WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
 #: written answers graded by hand after round 1 (issue 49: a re-grade must keep them, a late one must not escape the penalty)
 WRITTEN_6_3 = "Every score grows by the factor, so the order of the weights stays but the largest one takes more."
@@ -188,6 +242,7 @@ def course(tmp_path_factory):
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
     out = {"root": root, "page": page, "scores": {}, "autograded": {}, "logs": {}, "personal": {}, "git_before": git_state()}
+    out["grade_seconds"] = {}
 
     out["make"] = page.run("instructors-make-course", cwd=home)
     assert len((root / "course_secret.txt").read_text().strip()) == 32  # a fresh random secret per course
@@ -207,7 +262,9 @@ def course(tmp_path_factory):
             out["scores"][round_, a, s] = {g.name: (g.auto_score, g.max_score) for g in sub.grades}
 
     def grade(round_: str, a: str, s: str, force: bool = False) -> None:
+        began = time.perf_counter()
         result = api.autograde(a, s, force=force)
+        out["grade_seconds"][round_, a, s] = (time.perf_counter() - began, os.getloadavg()[0])
         assert result["success"], f"autograde {a} {s}: {result.get('error')}\n{result.get('log')}"
         out["logs"][round_, a, s] = result.get("log", "")
         scores(round_, a, s)
@@ -256,11 +313,12 @@ def course(tmp_path_factory):
             written = {"ch06-ex3-written": WRITTEN_6_3} if (a, s) == ("ch06", "s001") else None
             own[a, s] = answered(out["personal"][a, s], sources[a], seeds[s, a], written)
             submit(a, s, own[a, s])
-    attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"], {"ch06-ex3-written": WRITTEN_6_3})
+    attack06 = answered(out["personal"]["ch06", "s003"], sources["ch06"], seeds["s003", "ch06"],
+                        {"ch06-ex3-written": WRITTEN_6_3, "ch06-ex2-answer": RECOMPILED_6_2})
     attack06.cells = [c for c in attack06.cells if nbg(c).get("grade_id") not in ("ch06-seed", "ch06-ex1-test")]
     submit("ch06", "s003", attack06, mtime=LATE)
     changes09 = {
-        "ch09-ex2-answer": "my_causal_mask = attnlib.causal_mask",
+        "ch09-ex2-answer": PATCHED_REGISTRY_9_2,
         "ch09-ex3-answer": MASKED_ARRAY_9_3,  # right numbers in an np.ma array (issue 49), graded after the exit
         "ch09-ex4-written": WRITTEN_9_4,
     }
@@ -283,7 +341,8 @@ def course(tmp_path_factory):
     truncated = nbformat.writes(answered(out["personal"]["ch01", "s003"], sources["ch01"], seeds["s003", "ch01"]))
     (root / "downloads" / "ch01").mkdir(parents=True, exist_ok=True)
     (root / "downloads" / "ch01" / "s003_ch01.ipynb").write_text(truncated[: len(truncated) // 2])  # a broken download
-    attack15 = answered(out["personal"]["ch15", "s003"], sources["ch15"], seeds["s003", "ch15"])
+    changes15 = {"ch15-ex2-answer": SILENCED_15_2, "ch15-ex3-answer": ANSWERS_15_3}
+    attack15 = answered(out["personal"]["ch15", "s003"], sources["ch15"], seeds["s003", "ch15"], changes15)
     submit("ch15", "s003", with_cells_after(attack15, "ch15-ex1-test", [SWALLOW]))
     changes14 = {
         "ch14-ex1-answer": ATTACK_14_1,
@@ -356,6 +415,8 @@ def course(tmp_path_factory):
     out["similar"] = page.run("instructors-similar")
     out["seconds"] = time.perf_counter() - start
     print(f"\nper-student nbgrader: the page's commands, {len(CHAPTERS)} assignments x {len(ROSTER)} students, in {out['seconds']:.1f} s")
+    for (round_, a, s), (seconds, load) in sorted(out["grade_seconds"].items()):
+        print(f"autograde {round_} {a} {s}: {seconds:.1f} s (load average {load:.1f})")
     return out
 
 
@@ -494,11 +555,33 @@ def test_a_replaced_np_allclose_and_a_silenced_check_score_zero(course):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("a", "gid", "name"), [("ch09", "ch09-ex2-test", "causal_mask"), ("ch14", "ch14-ex2-test", "softmax_backward")])
+@pytest.mark.parametrize(("a", "gid", "name"), [("ch14", "ch14-ex2-test", "softmax_backward")])
 def test_attnlibs_own_function_scores_zero_and_says_why(course, a, gid, name):
+    """``softmax_backward = backward.softmax_backward``: the grader's run of the answer cells has no attnlib."""
     score, max_score = course["scores"]["round1", a, "s003"][gid]
     assert max_score > 0 and score == 0
-    assert f"is attnlib's own {name} (or calls it)" in _test_cell_text(course["autograded"]["round1", a, "s003"], gid)
+    graded = _test_cell_text(course["autograded"]["round1", a, "s003"], gid).split("graded outside the notebook: ")[1]
+    assert graded.startswith(f"{name} is not defined as a function by your answer cells (your answer cell ch14-ex2-answer stopped: ")
+    assert "NameError: name 'backward' is not defined" in graded and "neither attnlib nor" in graded, graded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("a", "gid"), KERNEL_ATTACKS)
+def test_what_the_kernel_hands_in_is_not_trusted(course, a, gid):
+    """Issue 46: each attack made the kernel hand in a right answer (the old verdict: full marks); judged from what
+    the student wrote, the item scores 0 and says why."""
+    nb = course["autograded"]["round1", a, "s003"]
+    cell = next(c for c in nb.cells if nbg(c).get("grade_id") == gid)
+    kernel = [o for o in cell.outputs if not (o.get("output_type") == "error" and o.get("ename") == "NotRight")]
+    assert not any(o.get("output_type") == "error" for o in kernel), kernel  # the kernel saw nothing wrong
+    entry = grading.exercise_of_test(gid)
+    assert grading.judge_outputs(entry.number, course["seeds"]["s003", a], kernel) == []  # its hand-in was right
+    score, max_score = course["scores"]["round1", a, "s003"][gid]
+    assert max_score > 0 and score == 0, (gid, score)
+    text = _test_cell_text(nb, gid)
+    assert "graded outside the notebook: " in text, text
+    said = text.split("graded outside the notebook: ")[1]
+    assert KERNEL_ATTACK_REASONS[gid] in said, said
 
 
 @pytest.mark.slow
@@ -648,7 +731,7 @@ def test_the_sandbox_keeps_students_code_away_from_the_course_the_clone_and_the_
 @pytest.mark.slow
 def test_a_cell_that_stops_the_kernel_costs_only_what_it_touches(course):
     """os._exit(0) after 9.1's test: 9.1 keeps its points, 9.3 after it is judged (0: an np.ma array, with the
-    self-check's reason), 9.2 (attnlib's own) still 0."""
+    self-check's reason), 9.2 (attnlib's own, the registry patched) still 0."""
     scores = course["scores"]["round1", "ch09", "s003"]
     assert scores["ch09-ex1-test"] == (1, 1) and scores["ch09-ex3-test"] == (0, 3) and scores["ch09-ex2-test"] == (0, 2)
     judged = _test_cell_text(course["autograded"]["round1", "ch09", "s003"], "ch09-ex3-test")
@@ -665,7 +748,9 @@ def test_a_cell_that_stops_the_kernel_costs_only_what_it_touches(course):
 @pytest.mark.slow
 def test_a_loop_that_swallows_the_interrupt_costs_only_what_it_touches_and_is_not_retried(course):
     scores = course["scores"]["round1", "ch15", "s003"]
-    assert all(score == max_score for part, (score, max_score) in scores.items() if part.endswith("-test")), scores
+    attacked = {gid for a, gid in KERNEL_ATTACKS if a == "ch15"}  # 0 by test_what_the_kernel_hands_in_is_not_trusted
+    assert all(score == max_score for part, (score, max_score) in scores.items() if part.endswith("-test") and part not in attacked)
+    assert scores["ch15-ex1-test"][0] > 0, scores
     nb = course["autograded"]["round1", "ch15", "s003"]
     assert f"ran past the time limit of {SHORT_TIMEOUT} s" in _outputs_text(_cell_after(nb, "ch15-ex1-test"))
     assert course["loop_seconds"] < 4 * SHORT_TIMEOUT + 60, course["loop_seconds"]

@@ -32,9 +32,11 @@ import inspect
 import json
 import math
 import re
+import tempfile
 import warnings
 from collections import Counter
 from copy import deepcopy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,7 +48,7 @@ from support.public_api import resolve
 import attnlib
 from attnlib import _memory, backward, blocked, checks, experiments, explorers, induction, measure, training, transformer, variants
 from attnlib.core import attention, multi_head_parts
-from attnlib.exercises import DRAWS, grading, registry
+from attnlib.exercises import DRAWS, from_source, grading, registry, runner
 from attnlib.explorers import reference_views, snapshot
 from attnlib.explorers.kinds.training import recorded_steps
 
@@ -855,6 +857,79 @@ ISSUE47_SPECS = {
 }
 # ---- end of issue 47 ----
 
+# ---- issue 46: judging what the student wrote (attnlib.exercises.from_source, .runner, grading's source judges) ----
+#: A folder holding a request the grader's runner takes (9.2's model answer), for runner.run_folder.
+RUNNER_FOLDER = Path(tempfile.mkdtemp(prefix="edges-runner-"))
+MASK_92 = "def my_causal_mask(n):\n    return np.tril(np.ones((n, n), dtype=bool))"
+_REQUEST, _ARRAYS = grading.runner_request("9.2", 3, [("ch09-ex2-answer", MASK_92)])
+(RUNNER_FOLDER / "request.json").write_text(json.dumps(_REQUEST))
+np.savez(RUNNER_FOLDER / "inputs.npz", **_ARRAYS)
+EMPTY_FOLDER = Path(tempfile.mkdtemp(prefix="edges-empty-"))
+BAD_REQUEST_FOLDER = Path(tempfile.mkdtemp(prefix="edges-bad-request-"))
+(BAD_REQUEST_FOLDER / "request.json").write_text("[1, 2")
+ANSWER_CELL = {"cell_type": "code", "source": "x = 1", "metadata": {"nbgrader": {"grade_id": "ch09-ex2-answer", "solution": True}}}
+#: Answer cells' sources a student could type: every one is read (or is unreadable, with a reason), never an exception.
+ODD_SOURCES = ["", "x = (", "\x00", "x = " + "(" * 500 + "1" + ")" * 500, "x = " + "-" * 5000 + "1", "x = 9**9**9", "x = [0.0] * 10**9",
+               "x = 10**4001", "x = 1e400 * 1e400", "x = 'a' * 10", "x = [1, [2, 3]]", "x = {}", "x = lambda: 1", "del x",
+               "x = y = 2", "x, = 1", "x: int", "x = math.exp(10**6)", "x = int('9' * 5000)", "x = round(1.5, 10**6)",
+               "x = max()", "x = np.exp(1, 2)", "x = __import__('os').getcwd()", "x = 2 ** -1", "x = -(2**0.5)**0.5"]
+
+ODD.update(
+    {
+        "answer_source": lambda good: ([None, 5, b"x = 1", ["x = 1"]], ODD_SOURCES),
+        "answer_names": lambda good: ([None, "x", 5, [5], ["x", None], {"x": 1}], [[], ["y"], ("x", "x"), {"x"}]),
+        "test_grade_id": lambda good: ([None, 5, "", "ch09-ex2-answer", ["ch09-ex2-test"]], ["x-test"]),
+        "notebook_cells": lambda good: (
+            [None, 5, "cells", {"cells": []}, [5], [None]],
+            [[], [{"cell_type": "code"}], [{"metadata": 5}], [{**ANSWER_CELL, "source": 5}]]
+            + [[{**ANSWER_CELL, "metadata": {"nbgrader": 5}}]],
+        ),
+        "answer_grade_id": lambda good: ([None, 5, ["x"]], ["", "nonsense"]),
+        "answer_cells": lambda good: ([None, "x", [("a",)], [("a", 5)], [["a", "b"]], [5]], [[], [("a", "")], [("a", "def f(): (")]]),
+        "typed_exercise": lambda good: (EXERCISE_REFUSE + ["9.2", PREDICT], []),
+        "runner_results": lambda good: ([], [None, 5, "why", {}, {"cells": 5}, {"outputs": 5}, {"outputs": [5] * 20, "cells": {"x": 5}},
+                                            {"missing": 5}, {"outputs": [{"error": 5}]}, {"outputs": [grading.encode([[1.0]])] * 200}]),
+        "runner_folder": lambda good: ([None, 5, "", "/nonexistent/folder", EMPTY_FOLDER, str(BAD_REQUEST_FOLDER)], []),
+        "softmax_input": lambda good: (
+            [[-np.inf, -np.inf], [np.nan, 1.0], [np.inf, 0.0], [1j, 0.0], ["a", 1], [True, 1.0], [[1, 2], [3]], 5.0, [], None],
+            [[0.0], [[1e308, -1e308]], [-np.inf, 0.0], [[0.0, 1.0], [2.0, 3.0]], np.zeros((1, 1, 1, 2))],
+        ),
+        "softmax_axis": lambda good: ([5, -3, "x", None, 1.5, True], [0, np.int64(-1)]),
+    }
+)
+
+ISSUE46_SPECS = {
+    "from_source.typed_answers": (
+        from_source.typed_answers,
+        {"source": "o_by_hand = [5/8, 3/8]", "names": ["o_by_hand"]},
+        {"source": "answer_source", "names": "answer_names"},
+    ),
+    "from_source.answer_cell_id": (from_source.answer_cell_id, {"test_id": "ch09-ex2-test"}, {"test_id": "test_grade_id"}),
+    "from_source.answer_sources": (
+        from_source.answer_sources,
+        {"cells": [ANSWER_CELL], "answer_id": "ch09-ex2-answer"},
+        {"cells": "notebook_cells", "answer_id": "answer_grade_id"},
+    ),
+    "grading.judge_source": (
+        grading.judge_source,
+        {"exercise": "9.1", "seed": 3, "source": "masked_row = [0.5, 0.0, 0.5]"},
+        {"exercise": "typed_exercise", "seed": "optional_seed", "source": "answer_source"},
+    ),
+    "grading.runner_request": (
+        grading.runner_request,
+        {"exercise": "9.2", "seed": 3, "cells": [("ch09-ex2-answer", "x = 1")]},
+        {"exercise": "implement_exercise", "seed": "optional_seed", "cells": "answer_cells"},
+    ),
+    "grading.judge_results": (
+        grading.judge_results,
+        {"exercise": "9.2", "seed": 3, "results": {"cells": {}, "outputs": []}, "answer_id": "ch09-ex2-answer"},
+        {"exercise": "implement_exercise", "seed": "optional_seed", "results": "runner_results", "answer_id": "answer_grade_id"},
+    ),
+    "runner.run_folder": (runner.run_folder, {"folder": RUNNER_FOLDER}, {"folder": "runner_folder"}),
+    "runner.softmax": (runner.softmax, {"x": [[0.0, 1.0]], "axis": -1}, {"x": "softmax_input", "axis": "softmax_axis"}),
+}
+# ---- end of issue 46 ----
+
 SPECS = {
     "backward.softmax_backward": (
         backward.softmax_backward,
@@ -1232,6 +1307,7 @@ SPECS = {
     **ISSUE47_SPECS,
     **HOMEWORK_SPECS,
     **HOMEWORK_CHECKS_SPECS,
+    **ISSUE46_SPECS,
 }
 
 #: Positional-only helpers of the measuring functions: the call's own arguments, passed on unchanged.
