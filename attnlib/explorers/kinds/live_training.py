@@ -74,7 +74,7 @@ MAX_SEED = 99
 #: layer 1's previous-token and the last layer's prefix-matching scores are above HEAD_SCORE (most of a row's weight).
 GOAL = 0.1
 HEAD_SCORE = 0.5
-#: The held-out batch the page scores the model on: its sequences start at position 0 (drawn from PortableRandom(seed)).
+#: The held-out batch the page scores the model on; its sequences start at position 0 (drawn from PortableRandom(seed)).
 PROBE = {"n_sequences": 16, "seed": BOOK["probe_seed"], "map_half": 6}
 
 
@@ -271,7 +271,7 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
     n_heads = checked_trait(1)
     d_model = checked_trait(32)
     seed = checked_trait(0)
-    #: What the page sent back at its last pause or single step, in a notebook: ``{}`` or ``{"step": k, "params": {...}}``.
+    #: What the page sent back at its last pause or single step in a notebook (empty, or the step and every matrix; see check_trained).
     trained = checked_trait({})
 
     def __init__(self) -> None:
