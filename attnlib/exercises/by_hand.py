@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import numbers
 from typing import Any
 
@@ -9,10 +10,37 @@ import numpy as np
 
 from .._validate import as_flag
 from . import registry
+from .from_source import typed_answers
 from .results import CLOSE, ByHandResult
 from .sandbox import safe_text
 
 __all__ = ["check_by_hand"]
+
+
+def _typed_reason(answers: Any, key: str) -> str | None:
+    """Why the cell that last assigned ``key`` is not typed numbers, as the grader reads it; None if it is or is unknown.
+
+    In a notebook ``globals()`` holds IPython's input history ``In``: the cell
+    that assigned ``key`` last is read with the grader's reader, so that a value
+    computed by code (``variants.answers(...)``, a name of the notebook) is
+    refused here with the grader's own reason. Outside IPython nothing is known.
+    """
+    history = answers.get("In")
+    if not isinstance(history, list):
+        return None
+    for source in reversed(history):
+        if not isinstance(source, str) or key not in source:
+            continue
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        read, unreadable = typed_answers(source, [key])
+        if key in read:
+            return None
+        if key in unreadable:
+            return unreadable[key]
+    return None
 
 
 def _by_hand_expected(exercise: str, seed: int | None) -> dict[str, Any]:
@@ -81,7 +109,11 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
     answer for the same inputs (the student's own with ``seed``) within
     the four decimals the exercises ask for, the tolerance the grader uses.
     A number that is off by a little more (rounded too coarsely or too
-    early) is called close; a number typed as text is named as such.
+    early) is called close; a number typed as text is named as such. In a
+    notebook the cell that assigned each name last (IPython's ``In``) is
+    read as the grader reads the answer cell: a value computed by code
+    rather than typed (see :mod:`attnlib.exercises.from_source`) is not yet
+    right, with the grader's reason.
 
     Raises
     ------
@@ -100,6 +132,9 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
       o_by_hand[1] = 0.38: not yet, but close. Give it exactly, or to four decimals, and round only at the end.
     >>> check_by_hand("4.1", {}, verbose=False).entries
     ('o_by_hand is not defined yet: type it in the answer cell above and run that cell.',)
+    >>> typed_by_code = {"o_by_hand": [5 / 8, 3 / 8], "In": ["", "o_by_hand = list(answer)"]}
+    >>> check_by_hand("4.1", typed_by_code, verbose=False).entries[0].split(":")[0]
+    'o_by_hand is not read as typed numbers'
     """
     verbose = as_flag("verbose", verbose)
     expected = _by_hand_expected(exercise, seed)
@@ -114,7 +149,8 @@ def check_by_hand(exercise: str, answers: Any, seed: int | None = None, verbose:
             n_cases += want.size
             entries.append(f"{key} is not defined yet: type it in the answer cell above and run that cell.")
             continue
-        typed = _typed_entries(key, answers[key], want)
+        reason = _typed_reason(answers, key)
+        typed = reason if reason is not None else _typed_entries(key, answers[key], want)
         if isinstance(typed, str):
             n_cases += want.size
             entries.append(typed)
