@@ -170,14 +170,19 @@ def _text(exc: BaseException) -> str:
     return f"{kind}: {message}" if message else kind
 
 
-def _where(exc: BaseException) -> str:
-    """`` at line 3 of <answer cell ch04-ex3-answer> (return attnlib.attention(Q, K, V))``: the student's last line."""
+def _where(exc: BaseException, cell: bool = True) -> str:
+    """`` at line 3 of answer cell ch04-ex3-answer (return attnlib.attention(Q, K, V))``: the student's last line.
+
+    Without ``cell`` the cell is not named: `` at line 3 (return ...)``, the self-check's own words for a
+    call of the student's function (attnlib.exercises.sandbox.where_student_code_failed), so that the
+    grader's reason is the self-check's.
+    """
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<answer cell ")]
     if not frames:
         return ""
     last = frames[-1]
-    line = f" ({last.line.strip()[:120]})" if last.line else ""
-    return f" at line {last.lineno} of {last.filename[1:-1]}{line}"
+    line = f" ({last.line.strip()})" if last.line else ""
+    return f" at line {last.lineno} of {last.filename[1:-1]}{line}" if cell else f" at line {last.lineno}{line}"
 
 
 def _arguments(layout: list[Any], arrays: Any) -> tuple[Any, ...]:
@@ -264,7 +269,7 @@ def run_folder(folder: str | Path) -> dict[str, Any]:
                 text = f"your function did not finish within the time limit of {seconds:g} seconds per call."
                 outputs.append({"error": text, "timed out": True})
             except BaseException as exc:  # noqa: BLE001 - whatever the student's function raises is its result
-                outputs.append({"error": f"your function raised {_text(exc)}{_where(exc)}."})
+                outputs.append({"error": f"your function raised {_text(exc)}{_where(exc, cell=False)}."})
         results["outputs"] = outputs
     signal.signal(signal.SIGALRM, previous)
     (folder / RESULTS).write_text(json.dumps(results))

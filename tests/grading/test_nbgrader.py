@@ -29,6 +29,7 @@ grades per-student variants with the course's seed preprocessor.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import io
@@ -124,6 +125,41 @@ def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
 TABLE_PREFIX = "row"  # the table's submissions are row01, row02, ...
 
 
+def _names(source: str, ctx: type) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a magic (the Colab cell): kept as it is needed or not by its imports
+        return set()
+    found = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+    if ctx is ast.Store:
+        found |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        imports = [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+        found |= {(a.asname or a.name).split(".")[0] for n in imports for a in n.names}
+    return found
+
+
+def lean(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without the chapter's own cells that its exercises do not need (a student may delete them).
+
+    Kept: every cell from the first nbgrader cell on, and before it each code cell that defines a name
+    a kept cell reads (followed back: the imports, ``caches`` of chapter 15). The table's submissions
+    are graded this way so that each autograde runs the exercises, not the chapter's training runs and
+    figures again; nbgrader grades the cells there are, as for a student who deleted the rest.
+    """
+    cells = nb.cells
+    first = next((i for i, c in enumerate(cells) if nbg(c).get("grade_id")), 0)
+    keep = set(range(first, len(cells)))
+    code = [cells[i].source for i in keep if cells[i].cell_type == "code"]
+    needed = set().union(*(_names(c, ast.Load) for c in code)) - set().union(*(_names(c, ast.Store) for c in code))
+    for i in range(first - 1, -1, -1):
+        if cells[i].cell_type == "code" and _names(cells[i].source, ast.Store) & needed:
+            keep.add(i)
+            needed |= _names(cells[i].source, ast.Load) - _names(cells[i].source, ast.Store)
+    out = copy.deepcopy(nb)
+    out.cells = [c for i, c in enumerate(cells) if i in keep]
+    return out
+
+
 def table_submissions(source) -> tuple[dict[str, nbformat.NotebookNode], dict[tuple[str, str], tuple[str, str]]]:
     """The answer table's rows (seed None) as submissions: the k-th wrong row of every judged exercise in ``row<k>``.
 
@@ -156,7 +192,7 @@ def table_submissions(source) -> tuple[dict[str, nbformat.NotebookNode], dict[tu
             if code is not None:
                 nb.cells[where[gid]].source = code
             table[student, gid] = (number, row)
-        submissions[student] = nb
+        submissions[student] = lean(nb)
     return submissions, table
 
 
