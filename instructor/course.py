@@ -18,6 +18,13 @@ Subcommands::
     course.py similar chNN                       # near-identical pairs of submissions; functions copied from attnlib
     course.py regrade chNN                       # autograde --force, keeping the grades given by hand
     course.py sandbox                            # check that the grading sandbox works and hides the course
+    course.py gradebook                          # which gradebook (sqlite or PostgreSQL) and what it holds
+    course.py autograde chNN --workers N         # N submissions at once; only the missing and the changed ones
+
+The gradebook is the course's sqlite file unless a PostgreSQL server is given, by
+``--db-url postgresql+psycopg://USER@HOST/DATABASE`` or the environment variable
+``COURSE_GRADEBOOK_URL`` (which the course's ``nbgrader_config.py`` reads, so
+that plain ``nbgrader`` commands use the same gradebook).
 
 ``release`` records the route in ``routes.json`` (the grader reads it); an
 assignment has one route. The roster is the CSV that ``nbgrader db student
@@ -30,17 +37,22 @@ import argparse
 import ast
 import builtins
 import difflib
+import fcntl
 import functools
+import hashlib
 import io
 import itertools
 import json
 import keyword
+import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
 import tokenize
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -57,6 +69,13 @@ SECRET = "course_secret.txt"
 ROUTES = "routes.json"
 #: Answer cells with fewer normalised tokens than this are too short to say anything about copying.
 MIN_TOKENS = 12
+#: The environment variable naming a PostgreSQL gradebook (read by the course's nbgrader_config.py too).
+GRADEBOOK_ENV = "COURSE_GRADEBOOK_URL"
+#: The drivers a gradebook URL may name: sqlite (nbgrader's default) and PostgreSQL through psycopg 3.
+GRADEBOOK_DRIVERS = ("sqlite", "postgresql+psycopg")
+#: ``course.py autograde``'s record of what it graded: STATE/<assignment>/<student>.json, one line per grading in EVENTS.
+STATE = "autograde-state"
+EVENTS = "events.jsonl"
 
 
 def course_secret(course: Path) -> str:
@@ -527,7 +546,10 @@ def course_config(course: Path):
 
     if not (course / "nbgrader_config.py").exists():
         raise ValueError(f"{course / 'nbgrader_config.py'} is missing: make the course with instructor/make_assignments.py first")
-    return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    if os.environ.get(GRADEBOOK_ENV):  # also for a course whose nbgrader_config.py predates the variable
+        cfg.CourseDirectory.db_url = os.environ[GRADEBOOK_ENV]
+    return cfg
 
 
 def _answer_fingerprint(course: Path, cfg, student: str, assignment: str, notebook: str, grade_id: str) -> str | None:
@@ -642,6 +664,252 @@ def regrade(course: Path, assignment: str, student: str | None = None) -> tuple[
     return code, kept, review
 
 
+# --- the gradebook on a server, and autograding in parallel -------------------------------
+
+
+def check_db_url(url: str, argument: str = "--db-url") -> str:
+    """``url`` if it names a gradebook nbgrader can use here: ``sqlite:///FILE`` or ``postgresql+psycopg://...``.
+
+    Parameters
+    ----------
+    url : str
+        A SQLAlchemy database URL.
+    argument : str
+        The name of the argument or variable ``url`` came from, for the error message.
+
+    Returns
+    -------
+    str
+        ``url`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        ``url`` is not a database URL, names another driver, or names no database.
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    hint = "give postgresql+psycopg://USER@HOST/DATABASE (or ...@/DATABASE?host=/socket/folder) or sqlite:////path/gradebook.db"
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError, TypeError):
+        raise ValueError(f"{argument} {url!r} is not a database URL: {hint}") from None
+    if parsed.drivername not in GRADEBOOK_DRIVERS:
+        raise ValueError(f"{argument} {url!r} names the driver {parsed.drivername!r}: {hint}")
+    if not parsed.database:
+        raise ValueError(f"{argument} {url!r} names no database: {hint}")
+    return url
+
+
+def gradebook_url(course: Path, db_url: str | None = None) -> str:
+    """The URL of the course's gradebook: ``db_url`` if given, else ``COURSE_GRADEBOOK_URL``, else nbgrader_config.py's.
+
+    Raises
+    ------
+    ValueError
+        The URL is not one :func:`check_db_url` accepts, or ``course`` has no ``nbgrader_config.py``.
+    """
+    if db_url is not None:
+        return check_db_url(db_url)
+    cfg = course_config(course)
+    return check_db_url(str(cfg.CourseDirectory.db_url), GRADEBOOK_ENV if os.environ.get(GRADEBOOK_ENV) else "c.CourseDirectory.db_url")
+
+
+def open_gradebook(course: Path, db_url: str | None = None):
+    """nbgrader's ``Gradebook`` of the course (its tables made if the database is empty).
+
+    Raises
+    ------
+    ValueError
+        The URL is refused (:func:`check_db_url`), or the database cannot be reached (the reason is given).
+    """
+    from nbgrader.api import Gradebook
+    from sqlalchemy.exc import SQLAlchemyError
+
+    url = gradebook_url(course, db_url)
+    course_id = str(course_config(course).CourseDirectory.course_id) or "default_course"
+    try:
+        return Gradebook(url, course_id=course_id)
+    except SQLAlchemyError as exc:
+        reason = str(exc.orig if getattr(exc, "orig", None) is not None else exc).strip().splitlines()[0]
+        raise ValueError(f"the gradebook {url} cannot be opened: {reason}") from None
+
+
+def gradebook_summary(course: Path, db_url: str | None = None) -> str:
+    """One paragraph on the gradebook: its URL, its kind, and how many students, assignments and submissions it holds.
+
+    Raises
+    ------
+    ValueError
+        As :func:`open_gradebook`.
+    """
+    url = gradebook_url(course, db_url)
+    with open_gradebook(course, db_url) as gb:
+        subs = sum(len(a.submissions) for a in gb.assignments)
+        kind = "PostgreSQL" if url.startswith("postgresql") else "sqlite"
+        return f"gradebook: {url} ({kind}): {len(gb.students)} student(s), {len(gb.assignments)} assignment(s), {subs} submission(s)"
+
+
+def submission_fingerprint(folder: Path) -> str:
+    """The SHA-256 of a submission folder: every file's path and contents.
+
+    Raises
+    ------
+    ValueError
+        ``folder`` is not a folder.
+    """
+    if not Path(folder).is_dir():
+        raise ValueError(f"{folder} is not a submission folder")
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def pending_submissions(course: Path, assignment: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The submissions of ``assignment`` to grade (never graded by ``course.py autograde``, or changed since), and the rest.
+
+    Returns
+    -------
+    tuple
+        ``[(student, fingerprint), ...]`` to grade, and the students whose submission is graded as it is.
+
+    Raises
+    ------
+    ValueError
+        ``assignment`` has no submissions in ``submitted/``.
+    """
+    folders = sorted(f for f in (course / "submitted").glob(f"*/{assignment}") if f.is_dir())
+    if not folders:
+        raise ValueError(f"no submissions of {assignment} in {course / 'submitted'}: collect or place them first")
+    todo, done = [], []
+    for folder in folders:
+        student, fingerprint = folder.parent.name, submission_fingerprint(folder)
+        try:
+            graded = json.loads((course / STATE / assignment / f"{student}.json").read_text()).get("fingerprint")
+        except (OSError, ValueError, AttributeError):
+            graded = None
+        (done.append(student) if graded == fingerprint else todo.append((student, fingerprint)))
+    return todo, done
+
+
+def autograde_events(course: Path, assignment: str | None = None) -> list[dict]:
+    """Every grading ``course.py autograde`` finished, oldest first (``{"assignment", "student", "fingerprint", "time"}``).
+
+    Raises
+    ------
+    ValueError
+        The event log has a line that is not JSON (it names the line).
+    """
+    path = course / STATE / EVENTS
+    if not path.exists():
+        return []
+    events = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise ValueError(f"{path} line {number} is not JSON: {line[:80]!r}") from None
+        if assignment is None or event.get("assignment") == assignment:
+            events.append(event)
+    return events
+
+
+def _record_graded(course: Path, assignment: str, student: str, fingerprint: str) -> None:
+    """Note a finished grading: the student's state file (replaced at once), then one line of the event log (under a lock)."""
+    folder = course / STATE / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    event = {"assignment": assignment, "student": student, "fingerprint": fingerprint, "time": time.time()}
+    partial = folder / f".{student}.json.{os.getpid()}"
+    partial.write_text(json.dumps(event) + "\n")
+    os.replace(partial, folder / f"{student}.json")
+    with open(course / STATE / EVENTS, "a") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)
+        log.write(json.dumps(event) + "\n")
+
+
+def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | None = None, report=print) -> dict[str, list]:
+    """Autograde the missing and changed submissions of ``assignment`` in ``workers`` processes at once.
+
+    Each submission is one ``nbgrader autograde ASSIGNMENT --student ID --force``
+    process (the course's preprocessors, so students' code runs in the grading
+    sandbox), all writing to the one gradebook. A submission counts as graded
+    once its process has finished: its fingerprint is then written to
+    ``autograde-state/ASSIGNMENT/ID.json`` and one line to
+    ``autograde-state/events.jsonl``. A worker killed mid-submission records
+    nothing, so the next run grades that submission again (``--force`` clears
+    what it left), and a submission changed after its grading is graded again;
+    the others are skipped. With sqlite and several workers each process waits
+    up to 60 s for the file's write lock.
+
+    Parameters
+    ----------
+    course : Path
+        The nbgrader course folder.
+    assignment : str
+        For example ``ch06``.
+    workers : int
+        How many submissions are graded at once (at least 1).
+    db_url : str, optional
+        The gradebook's URL (default: ``COURSE_GRADEBOOK_URL``, else the course's ``nbgrader_config.py``).
+    report : callable
+        Called with one line of progress per submission.
+
+    Returns
+    -------
+    dict
+        ``graded`` and ``skipped`` (student ids), ``failed`` (``(student, exit code, last lines of its log)``).
+
+    Raises
+    ------
+    ValueError
+        ``workers`` is not a whole number of at least 1; the gradebook URL is refused or cannot be opened;
+        ``assignment`` is not in the gradebook or has no submissions.
+    """
+    from nbgrader.api import MissingEntry
+
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"--workers must be a whole number of at least 1, not {workers!r}")
+    url = gradebook_url(course, db_url)
+    with open_gradebook(course, url) as gb:  # the tables and the course row exist before the workers start
+        try:
+            gb.find_assignment(assignment)
+        except MissingEntry:
+            raise ValueError(
+                f"assignment {assignment!r} is not in the gradebook {url}: run `nbgrader generate_assignment {assignment}`"
+            ) from None
+    todo, skipped = pending_submissions(course, assignment)
+    if url.startswith("sqlite") and workers > 1 and "timeout=" not in url:
+        url += ("&" if "?" in url else "?") + "timeout=60"
+    logs = course / STATE / assignment / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, GRADEBOOK_ENV: url, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for student in skipped:
+        report(f"skipped {student}: graded already, unchanged since")
+
+    def grade(job: tuple[str, str]) -> tuple[str, int, str]:
+        student, fingerprint = job
+        command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force",
+                   f"--CourseDirectory.db_url={url}"]
+        with open(logs / f"{student}.log", "w") as log:
+            code = subprocess.run(command, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        if code == 0:
+            _record_graded(course, assignment, student, fingerprint)
+        tail = "" if code == 0 else "\n".join((logs / f"{student}.log").read_text(errors="replace").splitlines()[-5:])
+        report(f"graded {student}" if code == 0 else f"FAILED {student} (exit code {code}; log {logs / f'{student}.log'})")
+        return student, code, tail
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(grade, todo))
+    return {
+        "graded": [s for s, code, _ in results if code == 0],
+        "skipped": skipped,
+        "failed": [(s, code, tail) for s, code, tail in results if code != 0],
+    }
+
+
 #: What ``course.py sandbox`` tries from inside the sandbox: (what, Python expression over the course folder ``c``).
 SANDBOX_TRIES = [
     ("read the course secret", "open(c + '/course_secret.txt').read()"),
@@ -696,6 +964,11 @@ def sandbox_report(course: Path) -> tuple[bool, str]:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", type=Path, default=Path.cwd(), help="the nbgrader course folder (default: here)")
+    parser.add_argument(
+        "--db-url",
+        help=f"the gradebook: postgresql+psycopg://USER@HOST/DATABASE or sqlite:///FILE (default: ${GRADEBOOK_ENV}, "
+        "else nbgrader_config.py's)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     rel = sub.add_parser("release", help="make the students' versions of one assignment")
     rel.add_argument("assignment", help="for example ch06")
@@ -716,9 +989,32 @@ def main(argv: list[str]) -> int:
     again = sub.add_parser("regrade", help="autograde an assignment again (--force), keeping the grades given by hand")
     again.add_argument("assignment")
     again.add_argument("--student", help="only this student's submission (default: all)")
+    book = sub.add_parser("gradebook", help="say which gradebook the course uses and what it holds")
+    book.set_defaults(assignment=None)
+    grade_cmd = sub.add_parser("autograde", help="autograde the missing and changed submissions, several at once")
+    grade_cmd.add_argument("assignment")
+    grade_cmd.add_argument("--workers", default="1", help="how many submissions to grade at once (default 1)")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     try:
+        if args.db_url is not None:
+            os.environ[GRADEBOOK_ENV] = check_db_url(args.db_url)
+        if args.command == "gradebook":
+            print(gradebook_summary(course))
+            return 0
+        if args.command == "autograde":
+            try:
+                workers = int(args.workers)
+            except ValueError:
+                raise ValueError(f"--workers must be a whole number of at least 1, not {args.workers!r}") from None
+            done = autograde(course, args.assignment, workers)
+            for student, code, tail in done["failed"]:
+                print(f"course.py autograde: {student} failed (exit code {code}):\n{tail}", file=sys.stderr)
+            print(
+                f"{args.assignment}: {len(done['graded'])} graded, {len(done['skipped'])} unchanged since graded, "
+                f"{len(done['failed'])} failed" + (" (run the same command again to grade them)" if done["failed"] else "")
+            )
+            return 1 if done["failed"] else 0
         if args.command == "sandbox":
             try:
                 safe, report = sandbox_report(course)

@@ -60,7 +60,11 @@ c = get_config()  # noqa: F821 (nbgrader provides get_config)
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = {root!r}
 # One assignment per chapter with exercises (ch01, ch02, ...), each with one notebook of the same name.
-c.CourseDirectory.db_url = "sqlite:///" + {db!r}
+# The gradebook: this sqlite file, or the PostgreSQL server whose SQLAlchemy URL is in the environment
+# variable COURSE_GRADEBOOK_URL (postgresql+psycopg://USER@HOST/DATABASE; instructors.md, "Many students").
+import os  # noqa: E402
+
+c.CourseDirectory.db_url = os.environ.get("COURSE_GRADEBOOK_URL") or "sqlite:///" + {db!r}
 # The exchange folder is where release_assignment puts assignments and collect picks up submissions.
 c.Exchange.root = {exchange!r}
 # Students' kernels need attnlib: install the book's requirements.txt in the grading environment.
