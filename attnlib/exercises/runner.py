@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import signal
 import sys
 import traceback
@@ -233,7 +234,10 @@ def run_folder(folder: str | Path) -> dict[str, Any]:
     for name, source in request["cells"]:
         (folder / "progress.txt").write_text(name)
         try:
-            code = compile(source, CELL_FILE.format(name), "exec")
+            filename = CELL_FILE.format(name)
+            # the cell's lines for tracebacks, so the grader quotes the student's line as the self-check does
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            code = compile(source, filename, "exec")
             with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
                 _timed(request["cell_seconds"], exec, code, namespace)
             results["cells"][name] = None
