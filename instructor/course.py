@@ -961,6 +961,17 @@ def sandbox_report(course: Path) -> tuple[bool, str]:
     return safe, "\n".join(lines)
 
 
+
+def _report(done: list[str], done_prefix: str, problems: list[str], problem_prefix: str, summary: str) -> None:
+    """Print each line of ``done`` (standard output) and of ``problems`` (standard error), then ``summary`` if any problem."""
+    for line in done:
+        print(f"{done_prefix} {line}")
+    for line in problems:
+        print(f"{problem_prefix} {line}", file=sys.stderr)
+    if problems:
+        print(summary, file=sys.stderr)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--course", type=Path, default=Path.cwd(), help="the nbgrader course folder (default: here)")
@@ -1034,30 +1045,19 @@ def main(argv: list[str]) -> int:
             return 0
         if args.command == "place":
             placed, problems = place_downloads(course, args.assignment, args.downloads, read_roster(args.roster))
-            for path in placed:
-                print(f"placed {path}")
-            for line in problems:
-                print(f"could not place {line}", file=sys.stderr)
-            if problems:
-                print(
-                    f"course.py place: nothing placed, {len(problems)} download(s) could not be placed. Add the number "
-                    "the LMS puts in its names as a column lms_user_id of the roster, or rename the files, and run it again.",
-                    file=sys.stderr,
-                )
-                return 1
-            return 0
+            _report(
+                placed, "placed", problems, "could not place",
+                f"course.py place: nothing placed, {len(problems)} download(s) could not be placed. Add the number "
+                "the LMS puts in its names as a column lms_user_id of the roster, or rename the files, and run it again.",
+            )
+            return 1 if problems else 0
         if args.command == "regrade":
             code, kept, review = regrade(course, args.assignment, args.student)
-            for line in kept:
-                print(f"kept the hand grade of {line}")
-            for line in review:
-                print(f"grade again in the Formgrader: {line}", file=sys.stderr)
-            if review:
-                print(
-                    f"course.py regrade: {len(review)} hand-graded part(s) need grading again (Formgrader, Manual Grading); "
-                    "until then the LMS export leaves their submissions ungraded.",
-                    file=sys.stderr,
-                )
+            _report(
+                kept, "kept the hand grade of", review, "grade again in the Formgrader:",
+                f"course.py regrade: {len(review)} hand-graded part(s) need grading again (Formgrader, Manual Grading); "
+                "until then the LMS export leaves their submissions ungraded.",
+            )
             return code
         if args.command == "similar":
             print(similarity_report(course, args.assignment, args.threshold))
