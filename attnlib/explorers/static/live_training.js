@@ -91,217 +91,330 @@ function shapesOf(m) {
   return out;
 }
 
-/** InductionModel.init(PortableRandom(seed)): normal entries of standard deviation 1 / sqrt(d_model). */
-function initParams(m, rng) {
-  const std = 1 / Math.sqrt(m.dModel), p = {};
+/** Named row-major views (p.E, p.W_Q1, ...) into one flat array of every parameter, in shapesOf order. */
+function viewsOf(m, flat) {
+  const p = {};
+  let at = 0;
   for (const [name, r, c] of shapesOf(m)) {
-    const a = new Float64Array(r * c);
-    for (let i = 0; i < a.length; i++) a[i] = std * rng.normal();
-    p[name] = a;
+    p[name] = flat.subarray(at, at + r * c);
+    at += r * c;
   }
   return p;
 }
 
-// C (n x c) = A (n x k) B (k x c), row-major flat arrays; acc adds to C.
-function mm(A, B, n, k, c, C, acc) {
-  if (!acc) C.fill(0, 0, n * c);
-  for (let i = 0; i < n; i++) {
-    const ci = i * c;
-    for (let t = 0; t < k; t++) {
-      const a = A[i * k + t];
-      if (a === 0) continue;
-      const bt = t * c;
-      for (let j = 0; j < c; j++) C[ci + j] += a * B[bt + j];
-    }
-  }
-  return C;
-}
-// C (n x c) = A (n x k) B^T with B (c x k); acc adds.
-function mmT(A, B, n, k, c, C, acc) {
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < c; j++) {
-      let s = 0;
-      for (let t = 0; t < k; t++) s += A[i * k + t] * B[j * k + t];
-      C[i * c + j] = acc ? C[i * c + j] + s : s;
-    }
-  }
-  return C;
-}
-// C (k x c) += A^T B with A (n x k), B (n x c).
-function mTm(A, B, n, k, c, C) {
-  for (let i = 0; i < n; i++) {
-    for (let t = 0; t < k; t++) {
-      const a = A[i * k + t];
-      if (a === 0) continue;
-      const ct = t * c, bi = i * c;
-      for (let j = 0; j < c; j++) C[ct + j] += a * B[bi + j];
-    }
-  }
-  return C;
+/** InductionModel.init(PortableRandom(seed)): normal entries of standard deviation 1 / sqrt(d_model), one flat array. */
+function initParams(m, rng) {
+  const std = 1 / Math.sqrt(m.dModel);
+  const flat = new Float64Array(shapesOf(m).reduce((s, [, r, c]) => s + r * c, 0));
+  for (let i = 0; i < flat.length; i++) flat[i] = std * rng.normal();
+  return viewsOf(m, flat);
 }
 
-/** The forward pass of one sequence: residual streams, every layer's Q, K, V, weights and concat, the logits. */
-function forward(m, p, tokens, start) {
-  const n = tokens.length, D = m.dModel, H = m.nHeads, dh = D / H, div = Math.sqrt(dh);
-  let x = new Float64Array(n * D);
-  for (let i = 0; i < n; i++) {
-    const e = tokens[i] * D, q = (start + i) * D;
-    for (let j = 0; j < D; j++) x[i * D + j] = p.E[e + j] + p.P[q + j];
-  }
-  const layers = [], xs = [x];
-  for (let l = 1; l <= m.nLayers; l++) {
-    const Q = mm(x, p["W_Q" + l], n, D, D, new Float64Array(n * D));
-    const K = mm(x, p["W_K" + l], n, D, D, new Float64Array(n * D));
-    const V = mm(x, p["W_V" + l], n, D, D, new Float64Array(n * D));
-    const A = new Float64Array(H * n * n), concat = new Float64Array(n * D);
-    for (let h = 0; h < H; h++) {
-      const off = h * dh, base = h * n * n;
-      for (let i = 0; i < n; i++) {
-        let top = -Infinity;
-        for (let j = 0; j <= i; j++) {
-          let s = 0;
-          for (let t = 0; t < dh; t++) s += Q[i * D + off + t] * K[j * D + off + t];
-          s /= div;
-          A[base + i * n + j] = s;
-          if (s > top) top = s;
-        }
-        let sum = 0;
-        for (let j = 0; j <= i; j++) {
-          const e = Math.exp(A[base + i * n + j] - top);
-          A[base + i * n + j] = e;
-          sum += e;
-        }
-        for (let j = 0; j <= i; j++) A[base + i * n + j] /= sum;
-        for (let j = 0; j <= i; j++) {
-          const a = A[base + i * n + j];
-          for (let t = 0; t < dh; t++) concat[i * D + off + t] += a * V[j * D + off + t];
-        }
+/**
+ * C[c + i m + j] = (C's entry if acc, else 0) + A row i . B row j, for the n rows of A (from a, length k) and the
+ * m rows of B (from b, length k): every product of a row of A and a row of B, so A B^T. Blocks of 2 x 4 keep eight
+ * sums in registers; every matrix product of the step is this one (with transposed copies where needed).
+ */
+function dotRows(A, a, B, b, n, k, m, C, c, acc) {
+  for (let i = 0; i < n; i += 2) {
+    const a0 = a + i * k, two = i + 1 < n, a1 = two ? a0 + k : a0, c0 = c + i * m, c1 = c0 + m;
+    let j = 0;
+    for (; j + 4 <= m; j += 4) {
+      const b0 = b + j * k, b1 = b0 + k, b2 = b1 + k, b3 = b2 + k;
+      let s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+      for (let t = 0; t < k; t++) {
+        const x = A[a0 + t], y = A[a1 + t], w0 = B[b0 + t], w1 = B[b1 + t], w2 = B[b2 + t], w3 = B[b3 + t];
+        s00 += x * w0; s01 += x * w1; s02 += x * w2; s03 += x * w3;
+        s10 += y * w0; s11 += y * w1; s12 += y * w2; s13 += y * w3;
+      }
+      if (acc) {
+        C[c0 + j] += s00; C[c0 + j + 1] += s01; C[c0 + j + 2] += s02; C[c0 + j + 3] += s03;
+        if (two) { C[c1 + j] += s10; C[c1 + j + 1] += s11; C[c1 + j + 2] += s12; C[c1 + j + 3] += s13; }
+      } else {
+        C[c0 + j] = s00; C[c0 + j + 1] = s01; C[c0 + j + 2] = s02; C[c0 + j + 3] = s03;
+        if (two) { C[c1 + j] = s10; C[c1 + j + 1] = s11; C[c1 + j + 2] = s12; C[c1 + j + 3] = s13; }
       }
     }
-    const out = mm(concat, p["W_O" + l], n, D, D, new Float64Array(n * D));
-    const next = new Float64Array(n * D);
-    for (let i = 0; i < n * D; i++) next[i] = x[i] + out[i];
-    layers.push({ Q, K, V, A, concat });
-    x = next;
-    xs.push(x);
-  }
-  const logits = mm(x, p.W_U, n, D, m.vocab, new Float64Array(n * m.vocab));
-  return { n, xs, layers, logits };
-}
-
-/** Cross-entropy of every row with a next token (rows 0 .. n-2) and its gradient, scaled by 1 / total, into dlogits. */
-function crossEntropy(logits, tokens, Vn, scale, dlogits) {
-  const n = tokens.length, losses = new Float64Array(n);
-  for (let i = 0; i < n - 1; i++) {
-    const r = i * Vn;
-    let top = -Infinity;
-    for (let v = 0; v < Vn; v++) if (logits[r + v] > top) top = logits[r + v];
-    let sum = 0;
-    for (let v = 0; v < Vn; v++) sum += Math.exp(logits[r + v] - top);
-    const logNorm = Math.log(sum);
-    losses[i] = logNorm - (logits[r + tokens[i + 1]] - top);
-    if (dlogits) {
-      for (let v = 0; v < Vn; v++) dlogits[r + v] = Math.exp(logits[r + v] - top - logNorm) * scale;
-      dlogits[r + tokens[i + 1]] -= scale;
+    for (; j < m; j++) {
+      const bj = b + j * k;
+      let s0 = 0, s1 = 0;
+      for (let t = 0; t < k; t++) {
+        s0 += A[a0 + t] * B[bj + t];
+        s1 += A[a1 + t] * B[bj + t];
+      }
+      C[c0 + j] = acc ? C[c0 + j] + s0 : s0;
+      if (two) C[c1 + j] = acc ? C[c1 + j] + s1 : s1;
     }
   }
-  return losses;
 }
 
-/** Adds one sequence's gradients (of the loss scaled by 1 / total) to g. */
-function backward(m, p, f, tokens, start, dlogits, g) {
-  const n = f.n, D = m.dModel, H = m.nHeads, dh = D / H, div = Math.sqrt(dh);
-  mTm(f.xs[m.nLayers], dlogits, n, D, m.vocab, g.W_U);
-  let dx = mmT(dlogits, p.W_U, n, m.vocab, D, new Float64Array(n * D));
-  for (let l = m.nLayers; l >= 1; l--) {
-    const { Q, K, V, A, concat } = f.layers[l - 1], x = f.xs[l - 1];
-    mTm(concat, dx, n, D, D, g["W_O" + l]);
-    const dc = mmT(dx, p["W_O" + l], n, D, D, new Float64Array(n * D));
-    const dQ = new Float64Array(n * D), dK = new Float64Array(n * D), dV = new Float64Array(n * D);
-    const dA = new Float64Array(n);
-    for (let h = 0; h < H; h++) {
-      const off = h * dh, base = h * n * n;
-      for (let i = 0; i < n; i++) {
-        let inner = 0;
-        for (let j = 0; j <= i; j++) {
-          let s = 0;
-          for (let t = 0; t < dh; t++) s += dc[i * D + off + t] * V[j * D + off + t];
-          dA[j] = s;
-          inner += s * A[base + i * n + j];
-        }
-        for (let j = 0; j <= i; j++) {
-          const a = A[base + i * n + j];
-          for (let t = 0; t < dh; t++) dV[j * D + off + t] += a * dc[i * D + off + t];
-          const ds = (a * (dA[j] - inner)) / div;
-          if (ds === 0) continue;
-          for (let t = 0; t < dh; t++) {
-            dQ[i * D + off + t] += ds * K[j * D + off + t];
-            dK[j * D + off + t] += ds * Q[i * D + off + t];
+/** T (c x r, from 0) = the transpose of the r x c block of S that starts at s. */
+function transposeInto(S, s, r, c, T) {
+  for (let i = 0; i < r; i++) {
+    const si = s + i * c;
+    for (let j = 0; j < c; j++) T[j * r + i] = S[si + j];
+  }
+}
+
+/**
+ * Every array a step needs, made once: views into one Float64Array for batches of up to `rows` tokens in sequences
+ * of up to `longest` tokens. Per layer l: X[l] its input (X[L] feeds the unembedding), QKV[l] (rows of Q | K | V),
+ * A[l] (each sequence's heads' n x n weights, causal half only), Cc[l] (the heads' outputs side by side); the
+ * weights' transposed copies; the gradients' scratch rows. Nothing is allocated while training.
+ */
+class Arena {
+  constructor(m, rows, longest) {
+    const D = m.dModel, V = m.vocab, L = m.nLayers, H = m.nHeads, D3 = 3 * D, wide = Math.max(D3, V);
+    const size = (L + 1) * rows * D + L * (rows * D3 + H * rows * longest + rows * D + D3 * D + D * D3 + D * D)
+      + V * D + rows * V + 2 * rows * D + rows * D3 + D * rows + wide * rows + longest;
+    const all = new Float64Array(size);
+    let at = 0;
+    const take = (n) => all.subarray(at, (at += n));
+    const each = (n) => Array.from({ length: L }, () => take(n));
+    this.rows = rows;
+    this.longest = longest;
+    this.X = Array.from({ length: L + 1 }, () => take(rows * D));
+    this.QKV = each(rows * D3);
+    this.A = each(H * rows * longest);
+    this.Cc = each(rows * D);
+    this.WqkvT = each(D3 * D);  // W_Q^T; W_K^T; W_V^T stacked: 3D x D
+    this.Wcat = each(D * D3);  // [W_Q | W_K | W_V]: D x 3D
+    this.WoT = each(D * D);
+    this.WuT = take(V * D);
+    this.logits = take(rows * V);  // the logits, then (in place) their gradient
+    this.dx = take(rows * D);
+    this.dc = take(rows * D);
+    this.dqkv = take(rows * D3);
+    this.T1 = take(D * rows);
+    this.T2 = take(wide * rows);
+    this.dA = take(longest);
+    this.loss = new Float64Array(rows);
+    this.off = new Int32Array(rows + 1);  // sequence k's rows start at off[k] (at most one sequence per row)
+    this.aOff = new Int32Array(rows + 1);  // and its weights at aOff[k] of every A[l]
+    this.tok = new Int32Array(rows);
+    this.pos = new Int32Array(rows);
+    this.N = 0;
+    this.S = 0;
+  }
+}
+
+/** An arena that holds these sequences: `arena` if it is large enough, else a new one. */
+function arenaFor(arena, m, seqs) {
+  let rows = 0, longest = 0;
+  for (const s of seqs) {
+    rows += s.length;
+    longest = Math.max(longest, s.length);
+  }
+  return arena && arena.rows >= rows && arena.longest >= longest ? arena : new Arena(m, Math.max(rows, arena ? arena.rows : 0),
+    Math.max(longest, arena ? arena.longest : 0));
+}
+
+/** The transposed and side-by-side copies of the weights that the products read (once per step). */
+function layoutWeights(m, p, w) {
+  const D = m.dModel, D3 = 3 * D;
+  for (let l = 0; l < m.nLayers; l++) {
+    const mats = [p["W_Q" + (l + 1)], p["W_K" + (l + 1)], p["W_V" + (l + 1)]], T = w.WqkvT[l], C = w.Wcat[l];
+    for (let q = 0; q < 3; q++) {
+      const W = mats[q];
+      for (let r = 0; r < D; r++) for (let c = 0; c < D; c++) {
+        T[(q * D + c) * D + r] = W[r * D + c];
+        C[r * D3 + q * D + c] = W[r * D + c];
+      }
+    }
+    transposeInto(p["W_O" + (l + 1)], 0, D, D, w.WoT[l]);
+  }
+  transposeInto(p.W_U, 0, D, m.vocab, w.WuT);
+}
+
+/**
+ * The forward pass of a batch of sequences (token lists, the first at position starts[k]) into the arena: every
+ * layer's Q, K, V, causal weights and heads' outputs, the residual streams, the logits. The weights are read from
+ * the arena (layoutWeights first).
+ */
+function forwardBatch(m, w, seqs, starts) {
+  const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab;
+  const { off, aOff, tok, pos } = w;
+  let N = 0, NA = 0;
+  for (let k = 0; k < seqs.length; k++) {
+    const s = seqs[k], n = s.length;
+    off[k] = N;
+    aOff[k] = NA;
+    for (let i = 0; i < n; i++) {
+      tok[N + i] = s[i];
+      pos[N + i] = starts[k] + i;
+    }
+    N += n;
+    NA += H * n * n;
+  }
+  off[seqs.length] = N;
+  w.N = N;
+  w.S = seqs.length;
+  const X0 = w.X[0];
+  for (let i = 0; i < N; i++) {
+    const e = tok[i] * D, q = pos[i] * D, r = i * D;
+    for (let j = 0; j < D; j++) X0[r + j] = w.E[e + j] + w.P[q + j];
+  }
+  for (let l = 0; l < L; l++) {
+    const X = w.X[l], QKV = w.QKV[l], A = w.A[l], Cc = w.Cc[l], next = w.X[l + 1];
+    dotRows(X, 0, w.WqkvT[l], 0, N, D, D3, QKV, 0, false);
+    for (let k = 0; k < seqs.length; k++) {
+      const o = off[k], n = off[k + 1] - o;
+      for (let h = 0; h < H; h++) {
+        const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh;
+        for (let i = 0; i < n; i++) {
+          const qi = (o + i) * D3 + qo, row = base + i * n;
+          let top = -Infinity;
+          for (let j = 0; j <= i; j++) {
+            const kj = (o + j) * D3 + ko;
+            let s = 0;
+            for (let t = 0; t < dh; t++) s += QKV[qi + t] * QKV[kj + t];
+            s /= div;
+            A[row + j] = s;
+            if (s > top) top = s;
+          }
+          let sum = 0;
+          for (let j = 0; j <= i; j++) {
+            const e = Math.exp(A[row + j] - top);
+            A[row + j] = e;
+            sum += e;
+          }
+          const ci = (o + i) * D + h * dh;
+          for (let t = 0; t < dh; t++) Cc[ci + t] = 0;
+          for (let j = 0; j <= i; j++) {
+            const a = A[row + j] / sum, vj = (o + j) * D3 + vo;
+            A[row + j] = a;
+            for (let t = 0; t < dh; t++) Cc[ci + t] += a * QKV[vj + t];
           }
         }
       }
     }
-    mTm(x, dQ, n, D, D, g["W_Q" + l]);
-    mTm(x, dK, n, D, D, g["W_K" + l]);
-    mTm(x, dV, n, D, D, g["W_V" + l]);
-    const dxIn = mmT(dQ, p["W_Q" + l], n, D, D, new Float64Array(n * D));
-    mmT(dK, p["W_K" + l], n, D, D, dxIn, true);
-    mmT(dV, p["W_V" + l], n, D, D, dxIn, true);
-    for (let i = 0; i < n * D; i++) dx[i] += dxIn[i];
+    next.set(X.subarray(0, N * D));
+    dotRows(Cc, 0, w.WoT[l], 0, N, D, D, next, 0, true);
   }
-  for (let i = 0; i < n; i++) {
-    const e = tokens[i] * D, q = (start + i) * D;
+  dotRows(w.X[L], 0, w.WuT, 0, N, D, V, w.logits, 0, false);
+}
+
+/**
+ * Every row's cross-entropy with its next token into w.loss (a sequence's last row has none); with `scale`, the
+ * gradient of the loss times scale replaces the logits (zero for the last rows).
+ */
+function crossEntropy(m, w, seqs, scale) {
+  const V = m.vocab, logits = w.logits, loss = w.loss;
+  for (let k = 0; k < seqs.length; k++) {
+    const s = seqs[k], o = w.off[k], n = s.length;
+    for (let i = 0; i < n - 1; i++) {
+      const r = (o + i) * V;
+      let top = -Infinity;
+      for (let v = 0; v < V; v++) if (logits[r + v] > top) top = logits[r + v];
+      let sum = 0;
+      for (let v = 0; v < V; v++) sum += Math.exp(logits[r + v] - top);
+      const logNorm = Math.log(sum), target = s[i + 1];
+      loss[o + i] = logNorm - (logits[r + target] - top);
+      if (scale) {
+        for (let v = 0; v < V; v++) logits[r + v] = Math.exp(logits[r + v] - top - logNorm) * scale;
+        logits[r + target] -= scale;
+      }
+    }
+    loss[o + n - 1] = 0;
+    if (scale) logits.fill(0, (o + n - 1) * V, (o + n) * V);
+  }
+}
+
+/** The gradient of every parameter (flat, in shapesOf order, overwritten) from the logits' gradient in the arena. */
+function backwardBatch(m, p, w, g) {
+  const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab, N = w.N;
+  const { dx, dc, dqkv, T1, T2, off, aOff, dA } = w;
+  transposeInto(w.X[L], 0, N, D, T1);
+  transposeInto(w.logits, 0, N, V, T2);
+  dotRows(T1, 0, T2, 0, D, N, V, g.W_U, 0, false);
+  dotRows(w.logits, 0, p.W_U, 0, N, V, D, dx, 0, false);
+  for (let l = L - 1; l >= 0; l--) {
+    const QKV = w.QKV[l], A = w.A[l], name = l + 1;
+    transposeInto(w.Cc[l], 0, N, D, T1);
+    transposeInto(dx, 0, N, D, T2);
+    dotRows(T1, 0, T2, 0, D, N, D, g["W_O" + name], 0, false);
+    dotRows(dx, 0, p["W_O" + name], 0, N, D, D, dc, 0, false);
+    dqkv.fill(0, 0, N * D3);
+    for (let k = 0; k < w.S; k++) {
+      const o = off[k], n = off[k + 1] - o;
+      for (let h = 0; h < H; h++) {
+        const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh;
+        for (let i = 0; i < n; i++) {
+          const ci = (o + i) * D + h * dh, qi = (o + i) * D3 + qo, row = base + i * n;
+          let inner = 0;
+          for (let j = 0; j <= i; j++) {
+            const vj = (o + j) * D3 + vo;
+            let s = 0;
+            for (let t = 0; t < dh; t++) s += dc[ci + t] * QKV[vj + t];
+            dA[j] = s;
+            inner += s * A[row + j];
+          }
+          for (let j = 0; j <= i; j++) {
+            const a = A[row + j], rj = (o + j) * D3, vj = rj + vo, kj = rj + ko;
+            for (let t = 0; t < dh; t++) dqkv[vj + t] += a * dc[ci + t];
+            const ds = (a * (dA[j] - inner)) / div;
+            for (let t = 0; t < dh; t++) {
+              dqkv[qi + t] += ds * QKV[kj + t];
+              dqkv[kj + t] += ds * QKV[qi + t];
+            }
+          }
+        }
+      }
+    }
+    transposeInto(w.X[l], 0, N, D, T1);
+    transposeInto(dqkv, 0, N, D3, T2);
+    dotRows(T1, 0, T2, 0, D, N, D, g["W_Q" + name], 0, false);
+    dotRows(T1, 0, T2, D * N, D, N, D, g["W_K" + name], 0, false);
+    dotRows(T1, 0, T2, 2 * D * N, D, N, D, g["W_V" + name], 0, false);
+    dotRows(dqkv, 0, w.Wcat[l], 0, N, D3, D, dx, 0, true);
+  }
+  g.E.fill(0);
+  g.P.fill(0);
+  for (let i = 0; i < N; i++) {
+    const e = w.tok[i] * D, q = w.pos[i] * D, r = i * D;
     for (let j = 0; j < D; j++) {
-      g.E[e + j] += dx[i * D + j];
-      g.P[q + j] += dx[i * D + j];
+      g.E[e + j] += dx[r + j];
+      g.P[q + j] += dx[r + j];
     }
   }
 }
 
-/** Mean loss, first- and second-half loss and gradients of a batch (attnlib's train_induction, one step). */
-function lossAndGradients(m, p, batch) {
-  const g = {};
-  for (const [name, r, c] of shapesOf(m)) g[name] = new Float64Array(r * c);
+/** Mean loss and first- and second-half loss of a batch, its gradient into g (attnlib's train_induction, one step). */
+function lossAndGradients(m, p, w, batch, g) {
+  const seqs = batch.tokens;
   let total = 0;
-  for (const t of batch.tokens) total += t.length - 1;
+  for (const t of seqs) total += t.length - 1;
+  forwardBatch(m, w, seqs, batch.starts);
+  crossEntropy(m, w, seqs, 1 / total);
   let sum = 0, firstSum = 0, firstN = 0, secondSum = 0, secondN = 0;
-  for (let k = 0; k < batch.tokens.length; k++) {
-    const tokens = batch.tokens[k], start = batch.starts[k], T = batch.halves[k];
-    const f = forward(m, p, tokens, start);
-    const dlogits = new Float64Array(f.n * m.vocab);
-    const losses = crossEntropy(f.logits, tokens, m.vocab, 1 / total, dlogits);
-    for (let i = 0; i < tokens.length - 1; i++) {
-      sum += losses[i];
+  for (let k = 0; k < seqs.length; k++) {
+    const o = w.off[k], T = batch.halves[k], n = seqs[k].length;
+    for (let i = 0; i < n - 1; i++) {
+      const v = w.loss[o + i];
+      sum += v;
       if (i < T) {
-        firstSum += losses[i];
+        firstSum += v;
         firstN++;
       } else if (i <= 2 * T - 2) {
-        secondSum += losses[i];
+        secondSum += v;
         secondN++;
       }
     }
-    backward(m, p, f, tokens, start, dlogits, g);
   }
-  return { loss: sum / total, first: firstSum / firstN, second: secondSum / secondN, grads: g };
+  backwardBatch(m, p, w, g);
+  return { loss: sum / total, first: firstSum / firstN, second: secondSum / secondN };
 }
 
-/** attnlib.training.Adam with its defaults (beta1 0.9, beta2 0.999, eps 1e-8), in place. */
-function adamStep(state, p, g, lr) {
+/** attnlib.training.Adam with its defaults (beta1 0.9, beta2 0.999, eps 1e-8), in place, in one pass over flat arrays. */
+function adamStep(state, w, g, lr) {
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
   state.t += 1;
-  const c1 = 1 - b1 ** state.t, c2 = 1 - b2 ** state.t;
-  for (const name of Object.keys(p)) {
-    if (!state.m[name]) {
-      state.m[name] = new Float64Array(p[name].length);
-      state.v[name] = new Float64Array(p[name].length);
-    }
-    const w = p[name], gr = g[name], mm1 = state.m[name], vv = state.v[name];
-    for (let i = 0; i < w.length; i++) {
-      mm1[i] = b1 * mm1[i] + (1 - b1) * gr[i];
-      vv[i] = b2 * vv[i] + (1 - b2) * gr[i] * gr[i];
-      const mHat = mm1[i] / c1, vHat = vv[i] / c2;
-      w[i] = w[i] - (lr * mHat) / (Math.sqrt(vHat) + eps);
-    }
+  const c1 = 1 - b1 ** state.t, c2 = 1 - b2 ** state.t, m1 = state.m, v2 = state.v;
+  for (let i = 0; i < w.length; i++) {
+    const gi = g[i], mi = b1 * m1[i] + (1 - b1) * gi, vi = b2 * v2[i] + (1 - b2) * gi * gi;
+    m1[i] = mi;
+    v2[i] = vi;
+    w[i] = w[i] - (lr * (mi / c1)) / (Math.sqrt(vi / c2) + eps);
   }
 }
 
@@ -315,8 +428,13 @@ class Trainer {
     this.m = { vocab: s.vocab, nPositions: s.nPositions, dModel: s.dModel, nHeads: s.nHeads, nLayers: s.nLayers };
     this.s = s;
     this.p = initParams(this.m, new PortableRandom(s.seed));
+    this.flat = new Float64Array(this.p.E.buffer);  // every parameter (p's views are parts of it)
+    this.gradFlat = new Float64Array(this.flat.length);
+    this.g = viewsOf(this.m, this.gradFlat);
     this.rng = new PortableRandom(s.seed);
-    this.adam = { t: 0, m: {}, v: {} };
+    this.adam = { t: 0, m: new Float64Array(this.flat.length), v: new Float64Array(this.flat.length) };
+    const longest = 2 * s.halfLengths[1];
+    this.arena = new Arena(this.m, s.nSequences * longest, longest);
     this.step = 0;
     this.losses = [];
     this.first = [];
@@ -327,17 +445,37 @@ class Trainer {
     const done = step / Math.max(s.nSteps - 1, 1);
     return s.lr * (1 - done) + end * done;
   }
+  /** The arena for these sequences, its weights laid out from the current parameters. */
+  arenaFor(seqs) {
+    const w = (this.arena = arenaFor(this.arena, this.m, seqs));
+    w.E = this.p.E;
+    w.P = this.p.P;
+    layoutWeights(this.m, this.p, w);
+    return w;
+  }
   trainStep() {
     const s = this.s;
     const batch = drawRepeats(this.rng, s.nSequences, s.vocab, s.halfLengths[0], s.halfLengths[1], s.nPositions);
-    const r = lossAndGradients(this.m, this.p, batch);
+    const r = lossAndGradients(this.m, this.p, this.arenaFor(batch.tokens), batch, this.g);
     this.losses.push(r.loss);
     this.first.push(r.first);
     this.second.push(r.second);
-    adamStep(this.adam, this.p, r.grads, this.learningRate(Math.min(this.step, Math.max(s.nSteps - 1, 0))));
+    adamStep(this.adam, this.flat, this.gradFlat, this.learningRate(Math.min(this.step, Math.max(s.nSteps - 1, 0))));
     this.step += 1;
     return r;
   }
+}
+
+// C (n x c) = A (n x k) B, row-major flat arrays (the copying score's small products, once per report).
+function mm(A, B, n, k, c) {
+  const C = new Float64Array(n * c);
+  for (let i = 0; i < n; i++) {
+    for (let t = 0; t < k; t++) {
+      const a = A[i * k + t], bt = t * c;
+      for (let j = 0; j < c; j++) C[i * c + j] += a * B[bt + j];
+    }
+  }
+  return C;
 }
 
 /** The letter of a token id (attnlib.induction.token_letters): a to z, then #26, #27, ... */
@@ -362,21 +500,24 @@ function dropStep(second, reference, window = 20) {
  * layer's head 1, every layer's attention maps on one sequence, the step of the drop.
  */
 function liveViews(t, data, curves) {
-  const m = t.m, H = m.nHeads, L = m.nLayers;
+  const m = t.m, H = m.nHeads, L = m.nLayers, probe = data.probe.tokens;
   let firstSum = 0, firstN = 0, secondSum = 0, secondN = 0;
   const prev = new Array(H).fill(0), prefix = new Array(H).fill(0);
   let prevN = 0, prefixN = 0;
-  data.probe.tokens.forEach((tokens, k) => {
-    const T = data.probe.halves[k], n = tokens.length;
-    const f = forward(m, t.p, tokens, 0);
-    const losses = crossEntropy(f.logits, tokens, m.vocab, 1, null);
+  const w = t.arenaFor(probe);
+  forwardBatch(m, w, probe, probe.map(() => 0));
+  crossEntropy(m, w, probe, 0);
+  probe.forEach((tokens, k) => {
+    const T = data.probe.halves[k], n = tokens.length, o = w.off[k], base = w.aOff[k];
     for (let i = 0; i < n - 1; i++) {
-      if (i < T) { firstSum += losses[i]; firstN++; } else if (i <= 2 * T - 2) { secondSum += losses[i]; secondN++; }
+      const v = w.loss[o + i];
+      if (i < T) { firstSum += v; firstN++; } else if (i <= 2 * T - 2) { secondSum += v; secondN++; }
     }
-    const A1 = f.layers[0].A, AL = f.layers[L - 1].A;
+    const A1 = w.A[0], AL = w.A[L - 1];
     for (let h = 0; h < H; h++) {
-      for (let i = 1; i < n; i++) prev[h] += A1[h * n * n + i * n + i - 1];
-      for (let i = T; i < n; i++) prefix[h] += AL[h * n * n + i * n + i - T + 1];
+      const b = base + h * n * n;
+      for (let i = 1; i < n; i++) prev[h] += A1[b + i * n + i - 1];
+      for (let i = T; i < n; i++) prefix[h] += AL[b + i * n + i - T + 1];
     }
     prevN += n - 1;
     prefixN += n - T;
@@ -390,8 +531,8 @@ function liveViews(t, data, curves) {
     for (let c = 0; c < dh; c++) s += WV[i * D + c] * WO[c * D + j];
     ov[i * D + j] = s;
   }
-  const EOV = mm(t.p.E, ov, V, D, D, new Float64Array(V * D));
-  const C = mm(EOV, t.p.W_U, V, D, V, new Float64Array(V * V));
+  const EOV = mm(t.p.E, ov, V, D, D);
+  const C = mm(EOV, t.p.W_U, V, D, V);
   let wins = 0;
   for (let a = 0; a < V; a++) {
     let off = -Infinity;
@@ -399,9 +540,11 @@ function liveViews(t, data, curves) {
     if (C[a * V + a] > off) wins++;
   }
   const mapTokens = data.map.tokens;
-  const fm = forward(m, t.p, mapTokens, 0), n = mapTokens.length;
-  const maps = fm.layers.map((layer) => Array.from({ length: H }, (_, h) =>
-    Array.from({ length: n }, (_, i) => Array.from(layer.A.subarray(h * n * n + i * n, h * n * n + (i + 1) * n)))));
+  const wm = t.arenaFor([mapTokens]), n = mapTokens.length;
+  forwardBatch(m, wm, [mapTokens], [0]);
+  // the causal half of every row, zeros above it
+  const maps = wm.A.slice(0, L).map((A) => Array.from({ length: H }, (_, h) =>
+    Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (j <= i ? A[h * n * n + i * n + j] : 0)))));
   const out = {
     step: t.step, first: firstSum / firstN, second: secondSum / secondN,
     previous: prev.map((v) => v / prevN), prefix: prefix.map((v) => v / prefixN), copying: wins / V,
@@ -422,8 +565,9 @@ function trainerFor(data, settings) {
 
 
 /** Everything the trainer is made of, in an order in which each part only uses earlier ones (or later functions). */
-const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, initParams, mm, mmT, mTm, forward, crossEntropy, backward,
-  lossAndGradients, adamStep, Trainer, letter, dropStep, liveViews, trainerFor];
+const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, transposeInto, Arena, arenaFor,
+  layoutWeights, forwardBatch, crossEntropy, backwardBatch, lossAndGradients, adamStep, Trainer, mm, letter, dropStep, liveViews,
+  trainerFor];
 
 /** The trainer's source text, for a worker: every part's own text (none uses an import). */
 export function trainerSource() {
@@ -431,8 +575,8 @@ export function trainerSource() {
 }
 
 /** The trainer's math (the worker runs the same functions' text). */
-export const kit = { PortableRandom, drawRepeats, shapesOf, initParams, forward, crossEntropy, lossAndGradients, adamStep, Trainer,
-  dropStep, liveViews, trainerFor };
+export const kit = { PortableRandom, drawRepeats, shapesOf, initParams, dotRows, forwardBatch, crossEntropy, lossAndGradients, adamStep,
+  Trainer, dropStep, liveViews, trainerFor };
 
 /** The page's views after `steps` steps from `settings` (the golden cases: attnlib's live_views). */
 export function liveViewsAfter(data, settings, steps) {
