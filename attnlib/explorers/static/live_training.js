@@ -148,6 +148,36 @@ function dotRows(A, a, B, b, n, k, m, C, c, acc) {
   }
 }
 
+/**
+ * O[o + i os + t] = the sum over j of M[m + i mi + j mj] Y[y + j ys + t], for t < width and i < n, j from 0 to i
+ * (lower) or from i to n - 1: causal weights times rows, four columns at a time in registers, each output written once.
+ */
+function mix(M, m, mi, mj, n, lower, Y, y, ys, O, o, os, width) {
+  const w4 = width - (width % 4);
+  for (let i = 0; i < n; i++) {
+    const lo = lower ? 0 : i, hi = lower ? i : n - 1, mr = m + i * mi, oi = o + i * os;
+    for (let t = 0; t < w4; t += 4) {
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let j = lo; j <= hi; j++) {
+        const c = M[mr + j * mj], yj = y + j * ys + t;
+        s0 += c * Y[yj];
+        s1 += c * Y[yj + 1];
+        s2 += c * Y[yj + 2];
+        s3 += c * Y[yj + 3];
+      }
+      O[oi + t] = s0;
+      O[oi + t + 1] = s1;
+      O[oi + t + 2] = s2;
+      O[oi + t + 3] = s3;
+    }
+    for (let t = w4; t < width; t++) {
+      let s = 0;
+      for (let j = lo; j <= hi; j++) s += M[mr + j * mj] * Y[y + j * ys + t];
+      O[oi + t] = s;
+    }
+  }
+}
+
 /** T (c x r, from 0) = the transpose of the r x c block of S that starts at s. */
 function transposeInto(S, s, r, c, T) {
   for (let i = 0; i < r; i++) {
@@ -166,7 +196,7 @@ class Arena {
   constructor(m, rows, longest) {
     const D = m.dModel, V = m.vocab, L = m.nLayers, H = m.nHeads, D3 = 3 * D, wide = Math.max(D3, V);
     const size = (L + 1) * rows * D + L * (rows * D3 + H * rows * longest + rows * D + D3 * D + D * D3 + D * D)
-      + V * D + rows * V + 2 * rows * D + rows * D3 + D * rows + wide * rows + longest;
+      + V * D + rows * V + 2 * rows * D + rows * D3 + D * rows + wide * rows + longest * longest;
     const all = new Float64Array(size);
     let at = 0;
     const take = (n) => all.subarray(at, (at += n));
@@ -187,7 +217,7 @@ class Arena {
     this.dqkv = take(rows * D3);
     this.T1 = take(D * rows);
     this.T2 = take(wide * rows);
-    this.dA = take(longest);
+    this.dS = take(longest * longest);
     this.loss = new Float64Array(rows);
     this.off = new Int32Array(rows + 1);  // sequence k's rows start at off[k] (at most one sequence per row)
     this.aOff = new Int32Array(rows + 1);  // and its weights at aOff[k] of every A[l]
@@ -278,14 +308,9 @@ function forwardBatch(m, w, seqs, starts) {
             A[row + j] = e;
             sum += e;
           }
-          const ci = (o + i) * D + h * dh;
-          for (let t = 0; t < dh; t++) Cc[ci + t] = 0;
-          for (let j = 0; j <= i; j++) {
-            const a = A[row + j] / sum, vj = (o + j) * D3 + vo;
-            A[row + j] = a;
-            for (let t = 0; t < dh; t++) Cc[ci + t] += a * QKV[vj + t];
-          }
+          for (let j = 0; j <= i; j++) A[row + j] /= sum;
         }
+        mix(A, base, n, 1, n, true, QKV, o * D3 + vo, D3, Cc, o * D + h * dh, D, dh);
       }
     }
     next.set(X.subarray(0, N * D));
@@ -323,7 +348,7 @@ function crossEntropy(m, w, seqs, scale) {
 /** The gradient of every parameter (flat, in shapesOf order, overwritten) from the logits' gradient in the arena. */
 function backwardBatch(m, p, w, g) {
   const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab, N = w.N;
-  const { dx, dc, dqkv, T1, T2, off, aOff, dA } = w;
+  const { dx, dc, dqkv, T1, T2, off, aOff, dS } = w;
   transposeInto(w.X[L], 0, N, D, T1);
   transposeInto(w.logits, 0, N, V, T2);
   dotRows(T1, 0, T2, 0, D, N, V, g.W_U, 0, false);
@@ -334,31 +359,26 @@ function backwardBatch(m, p, w, g) {
     transposeInto(dx, 0, N, D, T2);
     dotRows(T1, 0, T2, 0, D, N, D, g["W_O" + name], 0, false);
     dotRows(dx, 0, p["W_O" + name], 0, N, D, D, dc, 0, false);
-    dqkv.fill(0, 0, N * D3);
     for (let k = 0; k < w.S; k++) {
       const o = off[k], n = off[k + 1] - o;
       for (let h = 0; h < H; h++) {
-        const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh;
+        const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh, co = o * D + h * dh;
+        // the scores' gradient dS (n x n, causal half) from the weights' gradient dA = dc V^T
         for (let i = 0; i < n; i++) {
-          const ci = (o + i) * D + h * dh, qi = (o + i) * D3 + qo, row = base + i * n;
+          const ci = co + i * D, row = i * n;
           let inner = 0;
           for (let j = 0; j <= i; j++) {
             const vj = (o + j) * D3 + vo;
             let s = 0;
             for (let t = 0; t < dh; t++) s += dc[ci + t] * QKV[vj + t];
-            dA[j] = s;
-            inner += s * A[row + j];
+            dS[row + j] = s;
+            inner += s * A[base + row + j];
           }
-          for (let j = 0; j <= i; j++) {
-            const a = A[row + j], rj = (o + j) * D3, vj = rj + vo, kj = rj + ko;
-            for (let t = 0; t < dh; t++) dqkv[vj + t] += a * dc[ci + t];
-            const ds = (a * (dA[j] - inner)) / div;
-            for (let t = 0; t < dh; t++) {
-              dqkv[qi + t] += ds * QKV[kj + t];
-              dqkv[kj + t] += ds * QKV[qi + t];
-            }
-          }
+          for (let j = 0; j <= i; j++) dS[row + j] = (A[base + row + j] * (dS[row + j] - inner)) / div;
         }
+        mix(A, base, 1, n, n, false, dc, co, D, dqkv, o * D3 + vo, D3, dh);  // dV = A^T dc
+        mix(dS, 0, n, 1, n, true, QKV, o * D3 + ko, D3, dqkv, o * D3 + qo, D3, dh);  // dQ = dS K
+        mix(dS, 0, 1, n, n, false, QKV, o * D3 + qo, D3, dqkv, o * D3 + ko, D3, dh);  // dK = dS^T Q
       }
     }
     transposeInto(w.X[l], 0, N, D, T1);
@@ -565,7 +585,7 @@ function trainerFor(data, settings) {
 
 
 /** Everything the trainer is made of, in an order in which each part only uses earlier ones (or later functions). */
-const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, transposeInto, Arena, arenaFor,
+const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena, arenaFor,
   layoutWeights, forwardBatch, crossEntropy, backwardBatch, lossAndGradients, adamStep, Trainer, mm, letter, dropStep, liveViews,
   trainerFor];
 
