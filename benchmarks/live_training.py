@@ -10,9 +10,11 @@ machine that is shared; say the load with them):
 
 * **numpy**: :func:`attnlib.induction.train_induction` on the book's model and data, its batches and
   starting weights from :class:`attnlib.induction.PortableRandom` (one BLAS thread, as the test runner
-  sets it), ``--steps`` steps: steps per second;
+  sets it), ``--steps`` steps: steps per second, measured just before and just after each page's run
+  (their mean), so that the ratio to the page compares runs made under the same load;
 * **node**: the page's trainer (``static/live_training.js``, composed as anywidget loads it), the same
-  run: steps per second (and its losses equal numpy's, which the golden test checks);
+  run after 20 steps of another run (the engine has compiled the trainer by then, as in the page after its
+  first steps), measured with numpy: steps per second (and its losses equal numpy's, which the golden test checks);
 * **chromium**: a scratch page with the explorer (its seed set in Python), every host but 127.0.0.1
   blocked; *train* is pressed and the time runs until the milestone line says the induction head has
   formed (held-out repeated-half loss below 0.1 ln 32, previous-token and prefix-matching scores above
@@ -52,12 +54,16 @@ BOOK = induction.BOOK
 NODE = r"""
 const m = await import(process.argv[2]);
 const steps = Number(process.argv[3]);
-const t = new m.kit.Trainer({ vocab: 32, nPositions: 48, halfLengths: [2, 12], nSequences: 16, dModel: 32, nHeads: 1,
+const book = () => new m.kit.Trainer({ vocab: 32, nPositions: 48, halfLengths: [2, 12], nSequences: 16, dModel: 32, nHeads: 1,
   nLayers: 2, seed: 0, lr: 0.015, finalLr: 0.0005, nSteps: 1200 });
+const warm = book();
+for (let i = 0; i < 20; i++) warm.trainStep();  // compiled, as in the page's worker after its first steps
+const t = book();
 const t0 = performance.now();
 for (let i = 0; i < steps; i++) t.trainStep();
 console.log(JSON.stringify({ seconds: (performance.now() - t0) / 1000, last: t.losses[steps - 1] }));
 """
+
 
 def numpy_steps(steps: int) -> float:
     model = induction.book_model()
@@ -134,11 +140,15 @@ def main() -> None:
     parser.add_argument("--presses", type=int, default=30)
     args = parser.parse_args()
     load_before = os.getloadavg()
+    runs = []
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        numpy_rate = numpy_steps(args.steps)
-        node_rate = node_steps(args.steps, tmp)
-        runs = [browser_run(s, args.presses, tmp) for s in args.seeds]
+        for seed in args.seeds:  # numpy and node just before and after each page's run: the same load for the ratio
+            before, node_before = numpy_steps(args.steps), node_steps(args.steps, tmp)
+            run = browser_run(seed, args.presses, tmp)
+            after, node_after = numpy_steps(args.steps), node_steps(args.steps, tmp)
+            run.update(numpy=(before + after) / 2, node=(node_before + node_after) / 2, load=os.getloadavg()[0])
+            runs.append(run)
     load_after = os.getloadavg()
     keys = sorted(ms for r in runs for ms in r["key_ms"])
     p95 = keys[min(len(keys) - 1, int(round(0.95 * (len(keys) - 1))))] if keys else float("nan")
@@ -146,24 +156,28 @@ def main() -> None:
         "load_before": load_before,
         "load_after": load_after,
         "cores": os.cpu_count(),
-        "numpy_steps_per_s": numpy_rate,
-        "node_steps_per_s": node_rate,
         "chromium": runs,
         "median_seconds_to_head": statistics.median(r["seconds"] for r in runs),
         "median_chromium_steps_per_s": statistics.median(r["steps_per_s"] for r in runs),
+        "median_numpy_steps_per_s": statistics.median(r["numpy"] for r in runs),
+        "median_node_steps_per_s": statistics.median(r["node"] for r in runs),
+        "median_chromium_x_numpy": statistics.median(r["steps_per_s"] / r["numpy"] for r in runs),
+        "median_node_x_numpy": statistics.median(r["node"] / r["numpy"] for r in runs),
         "key_ms_median": statistics.median(keys) if keys else None,
         "key_ms_p95": p95,
     }
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
           f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} ({os.cpu_count()} cores)")  # fmt: skip
-    print(f"numpy (train_induction, 1 BLAS thread): {numpy_rate:.1f} steps/s; node (the page's trainer): {node_rate:.1f} steps/s "
-          f"({node_rate / numpy_rate:.2f}x numpy)")  # fmt: skip
-    print("chromium, Web Worker: seed | head formed at step | drop | seconds | steps/s | repeated-half loss | previous | prefix")
+    print("seed | head at step | drop | seconds | chromium steps/s | numpy steps/s | x numpy | node steps/s | x numpy | "
+          "repeated-half loss | previous | prefix | load")  # fmt: skip
     for r in runs:
-        print(f"  {r['seed']:4d} | {r['step']:5d} | {r['drop']:4d} | {r['seconds']:6.1f} | {r['steps_per_s']:6.1f} | "
-              f"{r['second']:.3f} | {r['previous']:.3f} | {r['prefix']:.3f}")  # fmt: skip
-    print(f"median time to the head: {result['median_seconds_to_head']:.1f} s; chromium steps/s "
-          f"{result['median_chromium_steps_per_s']:.1f} ({result['median_chromium_steps_per_s'] / numpy_rate:.2f}x numpy)")  # fmt: skip
+        print(f"{r['seed']:4d} | {r['step']:5d} | {r['drop']:4d} | {r['seconds']:5.1f} | {r['steps_per_s']:6.1f} | {r['numpy']:6.1f} | "
+              f"{r['steps_per_s'] / r['numpy']:4.2f} | {r['node']:6.1f} | {r['node'] / r['numpy']:4.2f} | {r['second']:.3f} | "
+              f"{r['previous']:.3f} | {r['prefix']:.3f} | {r['load']:.2f}")  # fmt: skip
+    print(f"median: time to the head {result['median_seconds_to_head']:.1f} s; steps/s chromium "
+          f"{result['median_chromium_steps_per_s']:.1f}, numpy {result['median_numpy_steps_per_s']:.1f}, node "
+          f"{result['median_node_steps_per_s']:.1f}; chromium {result['median_chromium_x_numpy']:.2f}x numpy, node "
+          f"{result['median_node_x_numpy']:.2f}x numpy")  # fmt: skip
     print(f"key press on the learning-rate slider while training: median {result['key_ms_median']:.1f} ms, p95 {p95:.1f} ms "
           f"({len(keys)} presses)")  # fmt: skip
     out = ROOT / "test-artifacts" / "live-training.json"

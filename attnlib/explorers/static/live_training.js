@@ -331,12 +331,17 @@ function crossEntropy(m, w, seqs, scale) {
       const r = (o + i) * V;
       let top = -Infinity;
       for (let v = 0; v < V; v++) if (logits[r + v] > top) top = logits[r + v];
+      const target = s[i + 1], shifted = logits[r + target] - top;
       let sum = 0;
-      for (let v = 0; v < V; v++) sum += Math.exp(logits[r + v] - top);
-      const logNorm = Math.log(sum), target = s[i + 1];
-      loss[o + i] = logNorm - (logits[r + target] - top);
+      for (let v = 0; v < V; v++) {
+        const e = Math.exp(logits[r + v] - top);
+        if (scale) logits[r + v] = e;
+        sum += e;
+      }
+      loss[o + i] = Math.log(sum) - shifted;
       if (scale) {
-        for (let v = 0; v < V; v++) logits[r + v] = Math.exp(logits[r + v] - top - logNorm) * scale;
+        const f = scale / sum;
+        for (let v = 0; v < V; v++) logits[r + v] *= f;
         logits[r + target] -= scale;
       }
     }
@@ -429,12 +434,12 @@ function lossAndGradients(m, p, w, batch, g) {
 function adamStep(state, w, g, lr) {
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
   state.t += 1;
-  const c1 = 1 - b1 ** state.t, c2 = 1 - b2 ** state.t, m1 = state.m, v2 = state.v;
+  const c1 = 1 / (1 - b1 ** state.t), c2 = 1 / (1 - b2 ** state.t), m1 = state.m, v2 = state.v;
   for (let i = 0; i < w.length; i++) {
     const gi = g[i], mi = b1 * m1[i] + (1 - b1) * gi, vi = b2 * v2[i] + (1 - b2) * gi * gi;
     m1[i] = mi;
     v2[i] = vi;
-    w[i] = w[i] - (lr * (mi / c1)) / (Math.sqrt(vi / c2) + eps);
+    w[i] -= (lr * mi * c1) / (Math.sqrt(vi * c2) + eps);
   }
 }
 
