@@ -491,18 +491,6 @@ class Trainer {
   }
 }
 
-// C (n x c) = A (n x k) B, row-major flat arrays (the copying score's small products, once per report).
-function mm(A, B, n, k, c) {
-  const C = new Float64Array(n * c);
-  for (let i = 0; i < n; i++) {
-    for (let t = 0; t < k; t++) {
-      const a = A[i * k + t], bt = t * c;
-      for (let j = 0; j < c; j++) C[i * c + j] += a * B[bt + j];
-    }
-  }
-  return C;
-}
-
 /** The letter of a token id (attnlib.induction.token_letters): a to z, then #26, #27, ... */
 function letter(t) {
   return t < 26 ? String.fromCharCode(97 + t) : `#${t}`;
@@ -550,14 +538,14 @@ function liveViews(t, data, curves) {
   // copying: E W_V W_O W_U of the last layer's head 1 (its columns of W_V, its rows of W_O)
   const D = m.dModel, dh = D / H, V = m.vocab;
   const WV = t.p["W_V" + L], WO = t.p["W_O" + L];
-  const ov = new Float64Array(D * D);
+  const ovT = new Float64Array(D * D), EOV = new Float64Array(V * D), C = new Float64Array(V * V);
   for (let i = 0; i < D; i++) for (let j = 0; j < D; j++) {
     let s = 0;
     for (let c = 0; c < dh; c++) s += WV[i * D + c] * WO[c * D + j];
-    ov[i * D + j] = s;
+    ovT[j * D + i] = s;
   }
-  const EOV = mm(t.p.E, ov, V, D, D);
-  const C = mm(EOV, t.p.W_U, V, D, V);
+  dotRows(t.p.E, 0, ovT, 0, V, D, D, EOV, 0, false);
+  dotRows(EOV, 0, w.WuT, 0, V, D, V, C, 0, false);  // w's weights were laid out for the probe
   let wins = 0;
   for (let a = 0; a < V; a++) {
     let off = -Infinity;
@@ -591,7 +579,7 @@ function trainerFor(data, settings) {
 
 /** Everything the trainer is made of, in an order in which each part only uses earlier ones (or later functions). */
 const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena, arenaFor,
-  layoutWeights, forwardBatch, crossEntropy, backwardBatch, lossAndGradients, adamStep, Trainer, mm, letter, dropStep, liveViews,
+  layoutWeights, forwardBatch, crossEntropy, backwardBatch, lossAndGradients, adamStep, Trainer, letter, dropStep, liveViews,
   trainerFor];
 
 /** The trainer's source text, for a worker: every part's own text (none uses an import). */
