@@ -1,6 +1,7 @@
 // The live training explorer (kind "live_training", chapter 17): the attention-only model of attnlib.induction
-// trained in the page, forward, backward and Adam in float64. The trainer's functions use no import, so that a Web
-// Worker runs the same text (trainerSource, handed to it as a blob made in the page: nothing is fetched).
+// trained in the page, forward, backward and Adam in float64, a whole batch at a time in arrays made once (Arena). The
+// trainer's functions use no import, so that a Web Worker runs the same text (trainerSource, handed to it as a blob
+// made in the page: nothing is fetched).
 // Held to attnlib.induction.train_induction by tests/explorers/test_live_training_golden.py (every step's loss, from
 // the same attnlib.induction.PortableRandom seed) and to live_views by the kind's golden cases.
 import { el, MatrixView, read, choiceSetting, focusedLayout, listen, saveSoon } from "./dom.js";
