@@ -15,7 +15,8 @@ machine that is shared; say the load with them):
   per step (``time.process_time``), which the load moves less than the wall time;
 * **node**: the page's trainer (``static/live_training.js``, composed as anywidget loads it), the same
   run after 20 steps of another run (the engine has compiled the trainer by then, as in the page after its
-  first steps), measured with numpy: steps per second (and its losses equal numpy's, which the golden test checks);
+  first steps), measured with numpy: steps per second and CPU time per step (its losses equal numpy's, which the
+  golden test checks);
 * **chromium**: a scratch page with the explorer (its seed set in Python), every host but 127.0.0.1
   blocked; *train* is pressed and the time runs until the milestone line says the induction head has
   formed (held-out repeated-half loss below 0.1 ln 32, previous-token and prefix-matching scores above
