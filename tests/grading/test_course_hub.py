@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -135,6 +137,39 @@ def answered_copy(fetched: dict, student: str, secret: str, answers: set[str]) -
     return nb
 
 
+#: run in s002's container, as the hub started it: what the student's server can reach
+PROBE = """import json, os, pwd, sys
+home, other, hub, course, exchange = sys.argv[1:]
+def can(action):
+    try:
+        action()
+        return True
+    except OSError:
+        return False
+print(json.dumps({
+    "user": pwd.getpwuid(os.getuid()).pw_name,
+    "write own home": can(lambda: open(os.path.join(home, "probe.txt"), "w").write("x")),
+    "write exchange": can(lambda: open(os.path.join(exchange, "probe.txt"), "w").write("x")),
+    "list other home": can(lambda: os.listdir(other)),
+    "read hub database": can(lambda: open(os.path.join(hub, "jupyterhub.sqlite"), "rb").read(1)),
+    "read course secret": can(lambda: open(os.path.join(course, "course_secret.txt")).read()),
+    "course folder shows": sorted(os.listdir(course)),
+}))"""
+
+
+def probe_container(log: Path, student: str, args: list[str]) -> dict:
+    """Run PROBE with the command the hub logged for ``student``'s server, the server's program replaced by Python."""
+    import json
+
+    lines = [line for line in log.read_text().splitlines() if "Spawning " in line and f"/homes/{student}" in line]
+    assert lines, f"the hub logged no command for {student}'s server"
+    cmd = shlex.split(lines[-1].split("Spawning ", 1)[1])
+    assert cmd[-1].endswith("jupyterhub-singleuser"), cmd
+    done = subprocess.run([*cmd[:-1], str(BIN / "python"), "-c", PROBE, *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"{cmd}:\n{done.stdout}\n{done.stderr}"
+    return json.loads(done.stdout)
+
+
 def stop(process: subprocess.Popen, hub_dir: Path) -> None:
     """Stop the hub (it stops its servers and the proxy), then anything of it that outlived it."""
     with contextlib.suppress(ProcessLookupError):
@@ -154,7 +189,7 @@ def stop(process: subprocess.Popen, hub_dir: Path) -> None:
 def hub_round(tmp_path_factory):
     missing = missing_parts()
     assert not missing, "the course server test needs: " + "; ".join(missing)
-    began, seconds = time.perf_counter(), {}
+    began, seconds, cpu_began = time.perf_counter(), {}, cpu_seconds()
     home = tmp_path_factory.mktemp("hub-home")
     page = Page(home)
     course, hub_dir = page.course, home / "course-hub"
@@ -189,6 +224,9 @@ def hub_round(tmp_path_factory):
                 tokens = dict(zip(users, pool.map(hub.token, users), strict=True))
                 list(pool.map(lambda s: hub.start_server(s, tokens[s]), STUDENTS))
             seconds["servers up"] = time.perf_counter() - began
+            homes = hub_dir / "homes"
+            out["container"] = probe_container(log, "s002", [str(homes / "s002"), str(homes / "s001"), str(hub_dir), str(course),
+                                                             str(course / "exchange")])
             secret = (course / "course_secret.txt").read_text().strip()
             answers = {"s001": {"ch01-ex1-answer", "ch01-ex2-answer", "ch01-ex3-written"}, "s002": {"ch01-ex1-answer"}}
             out["listed"], out["submitted"] = {}, {}
@@ -222,8 +260,16 @@ def hub_round(tmp_path_factory):
         out["log"] = log.read_text(errors="replace")
     seconds["whole fixture"] = time.perf_counter() - began
     out["ran"] = page.ran
-    print(f"\ncourse hub: {({k: round(v, 1) for k, v in seconds.items()})} s (load average {os.getloadavg()})")
+    cpu = cpu_seconds() - cpu_began  # the hub and everything it started have ended and been waited for
+    print(f"\ncourse hub: {({k: round(v, 1) for k, v in seconds.items()})} s wall, {cpu:.1f} s CPU of this process and "
+          f"every process it started (load average {os.getloadavg()})")
     return out
+
+
+def cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its children that have ended."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def gradebook_scores(url: str) -> dict[str, tuple[float, float]]:
@@ -264,6 +310,19 @@ def test_students_see_the_course_fetch_and_submit_under_their_hub_names(hub_roun
         assert submitted["success"], submitted
         assert {a["status"] for a in submitted["value"]} == {"fetched", "submitted"}, submitted
         assert A in hub_round["homes"][student]
+
+
+@pytest.mark.slow
+def test_a_students_server_runs_as_jovyan_and_sees_of_the_course_only_its_home_and_the_exchange(hub_round):
+    assert hub_round["container"] == {
+        "user": "jovyan",
+        "write own home": True,
+        "write exchange": True,
+        "list other home": False,
+        "read hub database": False,
+        "read course secret": False,
+        "course folder shows": ["exchange"],  # an empty folder, with the exchange put into it
+    }
 
 
 @pytest.mark.slow
