@@ -16,6 +16,7 @@ feedback and reads their score in it. Nothing is mocked; nothing leaves 127.0.0.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import resource
@@ -159,8 +160,6 @@ print(json.dumps({
 
 def probe_container(log: Path, student: str, args: list[str]) -> dict:
     """Run PROBE with the command the hub logged for ``student``'s server, the server's program replaced by Python."""
-    import json
-
     lines = [line for line in log.read_text().splitlines() if "Spawning " in line and f"/homes/{student}" in line]
     assert lines, f"the hub logged no command for {student}'s server"
     cmd = shlex.split(lines[-1].split("Spawning ", 1)[1])
@@ -245,6 +244,14 @@ def hub_round(tmp_path_factory):
             grader_api = f"/services/{COURSE}/formgrader/api"
             out["formgrader"] = hub.call("GET", f"{grader_api}/submissions/{A}", tokens[TEACHER]).json()
             out["student_at_formgrader"] = hub.call("GET", f"{grader_api}/submissions/{A}", tokens["s001"], expect=None).status_code
+            # and a student's own server has no formgrader of its own (instructor/hub/student/jupyter_server_config.py)
+            out["own_formgrader"] = hub.call("GET", "/user/s001/formgrader/api/status", tokens["s001"], expect=None).status_code
+            out["own_courses"] = hub.call("GET", "/user/s001/courses", tokens["s001"]).json()
+            lab = hub.call("GET", "/user/s001/lab", tokens["s001"]).text
+            found = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', lab, re.S)
+            assert found, lab[:3000]
+            disabled = json.loads(found.group(1)).get("disabledExtensions", [])
+            out["lab_disabled"] = sorted(k for k in disabled if not isinstance(disabled, dict) or disabled[k])
             out["feedback"] = {}
             for student in STUDENTS:
                 token, base = tokens[student], f"/user/{student}"
@@ -330,6 +337,10 @@ def test_the_formgrader_is_a_hub_service_for_the_instructors_only(hub_round):
     graded = {s["student"]: s["score"] for s in hub_round["formgrader"]}
     assert graded == {s: hub_round["gradebook"][s][0] for s in STUDENTS}
     assert hub_round["student_at_formgrader"] == 403
+    assert hub_round["own_formgrader"] == 404  # not loaded in students' servers
+    assert hub_round["own_courses"] == {"success": True, "value": [COURSE]}  # the assignment list is
+    nbgrader_lab = {name for name in hub_round["lab_disabled"] if name.startswith("@jupyter/nbgrader:")}
+    assert nbgrader_lab == {f"@jupyter/nbgrader:{n}" for n in ("formgrader", "course-list", "create-assignment")}, hub_round["lab_disabled"]
 
 
 @pytest.mark.slow
