@@ -199,7 +199,8 @@ def hub_round(tmp_path_factory):
         page.env.pop("COURSE_HUB_TRIAL_PASSWORD", None)
         env = page.env
         run([str(BIN / "python"), str(INSTRUCTOR / "make_assignments.py"), str(course), "--chapters", "1"], home, env)
-        (course / "exchange").mkdir(mode=0o777)
+        (course / "exchange").mkdir()
+        (course / "exchange").chmod(0o777)  # as the page's "Setting up" makes it
         (course / "roster.csv").write_text("id\n" + "\n".join(STUDENTS) + "\n")
         hub_env = {**env, "COURSE_DIR": str(course), "COURSE_INSTRUCTORS": TEACHER, "COURSE_HUB_TRIAL_PASSWORD": PASSWORD,
                    "COURSE_HUB_PORT": str(public), "COURSE_HUB_INTERNAL_PORT": str(internal),
