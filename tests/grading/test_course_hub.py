@@ -240,8 +240,10 @@ def hub_round(tmp_path_factory):
                 out["submitted"][student] = hub.call("POST", f"{base}/assignments/submit", token,
                                                      data={"course_id": COURSE, "assignment_id": A}).json()
             seconds["submitted"] = time.perf_counter() - began
+            cpu_before = cpu_seconds()
             out["grading"] = page.run("instructors-hub-grade", cwd=home)
             seconds["graded, feedback released"] = time.perf_counter() - began
+            grading_cpu = cpu_seconds() - cpu_before  # every process of the block has ended
             grader_api = f"/services/{COURSE}/formgrader/api"
             out["formgrader"] = hub.call("GET", f"{grader_api}/submissions/{A}", tokens[TEACHER]).json()
             out["student_at_formgrader"] = hub.call("GET", f"{grader_api}/submissions/{A}", tokens["s001"], expect=None).status_code
@@ -270,7 +272,7 @@ def hub_round(tmp_path_factory):
     out["ran"] = page.ran
     cpu = cpu_seconds() - cpu_began  # the hub and everything it started have ended and been waited for
     print(f"\ncourse hub: {({k: round(v, 1) for k, v in seconds.items()})} s wall, {cpu:.1f} s CPU of this process and "
-          f"every process it started (load average {os.getloadavg()})")
+          f"every process it started, {grading_cpu:.1f} s of it the grading block's (load average {os.getloadavg()})")
     return out
 
 
