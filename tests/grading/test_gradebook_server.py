@@ -197,7 +197,7 @@ def test_changed_submissions_are_graded_again_two_at_a_time_into_sqlite(graded):
 
 @pytest.mark.slow
 def test_the_pages_blocks_for_many_students_run_here(graded):
-    assert graded["ran"] == set(RUN_ELSEWHERE)
+    assert graded["ran"] == {name for name, why in RUN_ELSEWHERE.items() if why.startswith("test_gradebook_server.py")}
 
 
 @pytest.mark.parametrize(

@@ -58,6 +58,8 @@ DOC = ROOT / "instructors.md"
 RUN_ELSEWHERE = {
     "instructors-gradebook-server": "test_gradebook_server.py: it needs a PostgreSQL server, which that file starts",
     "instructors-autograde-parallel": "test_gradebook_server.py: it grades into that server, and kills a worker on the way",
+    "instructors-hub-start": "test_course_hub.py: it starts JupyterHub, which runs until stopped",
+    "instructors-hub-grade": "test_course_hub.py: it grades what students submitted through that hub",
 }
 BLOCK_RE = re.compile(r"```\{code-block\} (bash|python)\n:name: (\S+)\n\n(.*?)\n```", re.S)
 FIXED_SECRET = "a fixed secret, so that this test always draws the same numbers"
