@@ -20,6 +20,7 @@ Subcommands::
     course.py sandbox                            # check that the grading sandbox works and hides the course
     course.py gradebook                          # which gradebook (sqlite or PostgreSQL) and what it holds
     course.py autograde chNN --workers N         # N submissions at once; only the missing and the changed ones
+    course.py autograde chNN --shard I/N         # only shard I of N (0 <= I < N) of the students: one machine's part
 
 The gradebook is the course's sqlite file unless a PostgreSQL server is given, by
 ``--db-url postgresql+psycopg://USER@HOST/DATABASE`` or the environment variable
@@ -796,7 +797,9 @@ def pending_submissions(course: Path, assignment: str) -> tuple[list[tuple[str, 
 
 
 def autograde_events(course: Path, assignment: str | None = None) -> list[dict]:
-    """Every grading ``course.py autograde`` finished, oldest first (``{"assignment", "student", "fingerprint", "time"}``).
+    """Every grading ``course.py autograde`` finished, oldest first (``{"assignment", "student", "fingerprint", "time", "seconds"}``).
+
+    ``seconds`` is the wall time of the submission's ``nbgrader autograde`` process (absent in older logs).
 
     Raises
     ------
@@ -817,11 +820,11 @@ def autograde_events(course: Path, assignment: str | None = None) -> list[dict]:
     return events
 
 
-def _record_graded(course: Path, assignment: str, student: str, fingerprint: str) -> None:
+def _record_graded(course: Path, assignment: str, student: str, fingerprint: str, seconds: float) -> None:
     """Note a finished grading: the student's state file (replaced at once), then one line of the event log (under a lock)."""
     folder = course / STATE / assignment
     folder.mkdir(parents=True, exist_ok=True)
-    event = {"assignment": assignment, "student": student, "fingerprint": fingerprint, "time": time.time()}
+    event = {"assignment": assignment, "student": student, "fingerprint": fingerprint, "time": time.time(), "seconds": round(seconds, 3)}
     partial = folder / f".{student}.json.{os.getpid()}"
     partial.write_text(json.dumps(event) + "\n")
     os.replace(partial, folder / f"{student}.json")
@@ -830,7 +833,51 @@ def _record_graded(course: Path, assignment: str, student: str, fingerprint: str
         log.write(json.dumps(event) + "\n")
 
 
-def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | None = None, report=print) -> dict[str, list]:
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``: shard I of N, whole numbers with ``0 <= I < N``.
+
+    Parameters
+    ----------
+    text : str
+        For example ``"3/8"``; Kubernetes' Indexed Job gives I as ``$JOB_COMPLETION_INDEX``.
+
+    Returns
+    -------
+    tuple of int
+        ``(index, count)``.
+
+    Raises
+    ------
+    ValueError
+        ``text`` is not two whole numbers I/N with ``0 <= I < N`` (the message names ``--shard``).
+    """
+    found = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text) if isinstance(text, str) else None
+    if not found or not int(found[1]) < int(found[2]):
+        raise ValueError(f"--shard must be I/N, two whole numbers with 0 <= I < N (for example 0/4), not {text!r}")
+    return int(found[1]), int(found[2])
+
+
+def shard_of(student: str, count: int) -> int:
+    """The shard (0 to ``count - 1``) that ``student``'s submissions belong to: a hash of the id, the same on every machine.
+
+    A student stays in their shard when others join the roster, so each machine's part of the
+    ``autograde-state`` record stays its own.
+
+    Raises
+    ------
+    ValueError
+        ``count`` is not a whole number of at least 1, or ``student`` is not a non-empty string.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a whole number of at least 1, not {count!r}")
+    if not isinstance(student, str) or not student:
+        raise ValueError(f"student must be a non-empty roster id, not {student!r}")
+    return int.from_bytes(hashlib.sha256(student.encode()).digest()[:8], "big") % count
+
+
+def autograde(
+    course: Path, assignment: str, workers: int = 1, db_url: str | None = None, report=print, shard: tuple[int, int] | None = None
+) -> dict[str, list]:
     """Autograde the missing and changed submissions of ``assignment`` in ``workers`` processes at once.
 
     Each submission is one ``nbgrader autograde ASSIGNMENT --student ID --force``
@@ -856,6 +903,9 @@ def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | Non
         The gradebook's URL (default: ``COURSE_GRADEBOOK_URL``, else the course's ``nbgrader_config.py``).
     report : callable
         Called with one line of progress per submission.
+    shard : tuple of int, optional
+        ``(I, N)``: grade only the students of shard I of N (:func:`shard_of`), for N machines grading at once
+        into one PostgreSQL gradebook (default: every student).
 
     Returns
     -------
@@ -865,13 +915,16 @@ def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | Non
     Raises
     ------
     ValueError
-        ``workers`` is not a whole number of at least 1; the gradebook URL is refused or cannot be opened;
-        ``assignment`` is not in the gradebook or has no submissions.
+        ``workers`` is not a whole number of at least 1; ``shard`` is not ``(I, N)`` with ``0 <= I < N``;
+        the gradebook URL is refused or cannot be opened; ``assignment`` is not in the gradebook or has no submissions.
     """
     from nbgrader.api import MissingEntry
 
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"--workers must be a whole number of at least 1, not {workers!r}")
+    if shard is not None:
+        if not (isinstance(shard, tuple) and len(shard) == 2 and all(type(v) is int for v in shard) and 0 <= shard[0] < shard[1]):
+            raise ValueError(f"--shard must be I/N, two whole numbers with 0 <= I < N (for example 0/4), not {shard!r}")
     url = gradebook_url(course, db_url)
     with open_gradebook(course, url) as gb:  # the tables and the course row exist before the workers start
         try:
@@ -881,6 +934,9 @@ def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | Non
                 f"assignment {assignment!r} is not in the gradebook {url}: run `nbgrader generate_assignment {assignment}`"
             ) from None
     todo, skipped = pending_submissions(course, assignment)
+    if shard is not None:
+        todo = [job for job in todo if shard_of(job[0], shard[1]) == shard[0]]
+        skipped = [s for s in skipped if shard_of(s, shard[1]) == shard[0]]
     if url.startswith("sqlite") and workers > 1 and "timeout=" not in url:
         url += ("&" if "?" in url else "?") + "timeout=60"
     logs = course / STATE / assignment / "logs"
@@ -893,10 +949,11 @@ def autograde(course: Path, assignment: str, workers: int = 1, db_url: str | Non
         student, fingerprint = job
         command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--student", student, "--force",
                    f"--CourseDirectory.db_url={url}"]
+        began = time.perf_counter()
         with open(logs / f"{student}.log", "w") as log:
             code = subprocess.run(command, cwd=course, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
         if code == 0:
-            _record_graded(course, assignment, student, fingerprint)
+            _record_graded(course, assignment, student, fingerprint, time.perf_counter() - began)
         tail = "" if code == 0 else "\n".join((logs / f"{student}.log").read_text(errors="replace").splitlines()[-5:])
         report(f"graded {student}" if code == 0 else f"FAILED {student} (exit code {code}; log {logs / f'{student}.log'})")
         return student, code, tail
@@ -1005,6 +1062,7 @@ def main(argv: list[str]) -> int:
     grade_cmd = sub.add_parser("autograde", help="autograde the missing and changed submissions, several at once")
     grade_cmd.add_argument("assignment")
     grade_cmd.add_argument("--workers", default="1", help="how many submissions to grade at once (default 1)")
+    grade_cmd.add_argument("--shard", help="I/N: only shard I of N of the students (0 <= I < N), one machine's part")
     args = parser.parse_args(argv)
     course = args.course.resolve()
     try:
@@ -1018,11 +1076,13 @@ def main(argv: list[str]) -> int:
                 workers = int(args.workers)
             except ValueError:
                 raise ValueError(f"--workers must be a whole number of at least 1, not {args.workers!r}") from None
-            done = autograde(course, args.assignment, workers)
+            shard = parse_shard(args.shard) if args.shard is not None else None
+            done = autograde(course, args.assignment, workers, shard=shard)
             for student, code, tail in done["failed"]:
                 print(f"course.py autograde: {student} failed (exit code {code}):\n{tail}", file=sys.stderr)
+            part = f" (shard {shard[0]}/{shard[1]})" if shard else ""
             print(
-                f"{args.assignment}: {len(done['graded'])} graded, {len(done['skipped'])} unchanged since graded, "
+                f"{args.assignment}{part}: {len(done['graded'])} graded, {len(done['skipped'])} unchanged since graded, "
                 f"{len(done['failed'])} failed" + (" (run the same command again to grade them)" if done["failed"] else "")
             )
             return 1 if done["failed"] else 0

@@ -37,12 +37,19 @@ CSV grade import reads as well.
 
 ``instructor/make_assignments.py`` writes ``nbgrader_config.py`` and a short
 ``book_plugins.py`` into the course folder, which make all of these importable there.
+
+With the environment variable ``COURSE_PHASE_LOG`` set to a file, every grading process
+appends one JSON line to it when it ends: the seconds it spent in each phase of
+:data:`PHASES` (the grading scale benchmark, ``benchmarks/grading_scale.py``, reads them).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import copy
 import csv
+import fcntl
 import glob
 import json
 import os
@@ -52,6 +59,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -82,6 +90,87 @@ from attnlib.exercises import from_source, grading
 from attnlib.variants import ROUTES, route_key, student_seed
 
 SEED_SUFFIX = "-seed"
+#: The environment variable naming the file where each grading process appends its phase times (one JSON line).
+PHASE_LOG_ENV = "COURSE_PHASE_LOG"
+#: The phases timed: the sandbox's check, the kernel's start, the notebook's cells, the kernel's stop, the judge's
+#: sandboxed runs of implement answers, and nbgrader's statements and commits on the gradebook (reads: SELECT).
+PHASES = ("sandbox probe", "kernel start", "cells", "kernel stop", "judge runner", "gradebook reads", "gradebook writes")
+_phase_seconds: dict[str, float] = {}
+_phase_student: dict[str, str] = {}
+
+
+def add_phase_time(phase: str, seconds: float) -> None:
+    """Add ``seconds`` to this process's time in ``phase`` (written out at exit when ``COURSE_PHASE_LOG`` is set).
+
+    Raises
+    ------
+    ValueError
+        ``phase`` is not one of :data:`PHASES`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+    _phase_seconds[phase] = _phase_seconds.get(phase, 0.0) + seconds
+
+
+@contextlib.contextmanager
+def timed_phase(phase: str):
+    """Time the ``with`` block as ``phase`` (:func:`add_phase_time`), also when it raises.
+
+    Raises
+    ------
+    ValueError
+        ``phase`` is not one of :data:`PHASES`.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+    began = time.perf_counter()
+    try:
+        yield
+    finally:
+        add_phase_time(phase, time.perf_counter() - began)
+
+
+def write_phase_times(path: str | Path | None = None) -> dict | None:
+    """Append this process's phase times to ``path`` (default: ``$COURSE_PHASE_LOG``) as one JSON line, under a lock.
+
+    The line is ``{"pid", "student", "assignment", "phases": {phase: seconds}}``; nothing is written
+    when no path is given and the variable is unset.
+
+    Raises
+    ------
+    OSError
+        The file cannot be written.
+    """
+    path = path or os.environ.get(PHASE_LOG_ENV)
+    if not path:
+        return None
+    line = {"pid": os.getpid(), **_phase_student, "phases": {p: round(s, 6) for p, s in _phase_seconds.items()}}
+    with open(path, "a") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)
+        log.write(json.dumps(line) + "\n")
+    return line
+
+
+def _time_gradebook_statements() -> None:
+    """Wrap SQLAlchemy's execute and commit (every dialect's default ones) so that their seconds count as gradebook time."""
+    from sqlalchemy.engine.default import DefaultDialect
+
+    def timed(method):
+        def wrapper(self, cursor_or_connection, *args, **kwargs):
+            statement = args[0] if args and isinstance(args[0], str) else ""
+            kind = "gradebook reads" if statement.lstrip()[:6].upper() == "SELECT" else "gradebook writes"
+            with timed_phase(kind):
+                return method(self, cursor_or_connection, *args, **kwargs)
+
+        return wrapper
+
+    for name in ("do_execute", "do_executemany", "do_execute_no_params", "do_commit"):
+        setattr(DefaultDialect, name, timed(getattr(DefaultDialect, name)))
+
+
+if os.environ.get(PHASE_LOG_ENV):
+    _time_gradebook_statements()
+    atexit.register(write_phase_times)
 #: What nbconvert's HTML exporter sets for every NbConvertBase (nbgrader's base class hides it from config).
 _PRIORITY = ["text/html", "application/pdf", "text/latex", "image/svg+xml", "image/png", "image/jpeg", "text/plain"]
 _SEED_LINE = re.compile(r"^seed = (None|\d+)\b", re.M)
@@ -269,8 +358,10 @@ class JudgeHandIns(_BookPreprocessor):
                 else:
                     request, arrays = grading.runner_request(entry.number, seed, cells)
                     if sandbox.sandbox:
-                        probe_sandbox(hidden, limits)
-                    results = run_answers(request, arrays, hidden, limits, sandbox.sandbox, self.call_timeout)
+                        with timed_phase("sandbox probe"):
+                            probe_sandbox(hidden, limits)
+                    with timed_phase("judge runner"):
+                        results = run_answers(request, arrays, hidden, limits, sandbox.sandbox, self.call_timeout)
                     failures = grading.judge_results(entry.number, seed, results, answer_id)
             else:
                 answer = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id") == answer_id]
@@ -705,8 +796,11 @@ class SandboxExecute(Execute):
         from nbclient import NotebookClient
 
         self._hidden = self.hidden_folders(resources)
+        about = (resources or {}).get("nbgrader", {})
+        _phase_student.update({k: str(about[k]) for k in ("student", "assignment") if k in about})
         if self.sandbox:
-            probe_sandbox(self._hidden, self.limits())
+            with timed_phase("sandbox probe"):
+                probe_sandbox(self._hidden, self.limits())
         else:
             self.log.warning("Grading WITHOUT the sandbox (c.SandboxExecute.sandbox = False): students' code runs as you")
         NotebookClient.__init__(self, nb, km)
@@ -717,9 +811,12 @@ class SandboxExecute(Execute):
         who = "/".join(str(resources.get("nbgrader", {}).get(k, "?")) for k in ("student", "assignment")) if resources else "?"
         while True:
             stopped = None
+            began = time.perf_counter()
             with self.setup_kernel():
                 info = self.wait_for_reply(self.kc.kernel_info())
                 self.nb.metadata["language_info"] = info["content"]["language_info"]
+                add_phase_time("kernel start", time.perf_counter() - began)
+                began = time.perf_counter()
                 for index, cell in enumerate(self.nb.cells):
                     if index in skipped:
                         continue
@@ -737,6 +834,9 @@ class SandboxExecute(Execute):
                     if any(o.get("output_type") == "error" and o.get("ename") == timeout_name for o in cell.get("outputs", [])):
                         stopped = (index, f"this cell ran past the time limit of {self.timeout} s")
                         break
+                add_phase_time("cells", time.perf_counter() - began)
+                began = time.perf_counter()
+            add_phase_time("kernel stop", time.perf_counter() - began)
             if stopped is None:
                 break
             index, reason = stopped

@@ -205,6 +205,7 @@ def test_the_pages_blocks_for_many_students_run_here(graded):
     [
         (["autograde", A, "--workers", "0"], "--workers must be a whole number of at least 1, not 0"),
         (["autograde", A, "--workers", "two"], "--workers must be a whole number of at least 1, not 'two'"),
+        (["autograde", A, "--shard", "4/4"], "--shard must be I/N, two whole numbers with 0 <= I < N (for example 0/4), not '4/4'"),
         (["--db-url", "mysql://x@y/z", "gradebook"], "--db-url 'mysql://x@y/z' names the driver 'mysql'"),
         (["--db-url", "not a url", "gradebook"], "--db-url 'not a url' is not a database URL"),
         (["--db-url", "postgresql+psycopg://x@/nowhere?host=/nonexistent", "gradebook"], "cannot be opened: "),
