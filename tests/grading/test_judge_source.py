@@ -86,7 +86,7 @@ PROBE = """import sys
 def my_causal_mask(n):
     found = []
     try:
-        import attnlib
+        __import__("attnlib")  # at run time (an import statement would be refused before the call, as the grader reads it)
         found.append("attnlib imported")
     except ImportError as exc:
         found.append(type(exc).__name__)
