@@ -276,3 +276,19 @@ def test_without_user_namespaces_a_grader_who_is_not_root_is_told_what_to_enable
     assert "max_user_namespaces" in said and "user.max_user_namespaces" in said, said
     for needed in (plugins.NAMESPACES_NEEDED.strip(), "c.SandboxExecute.sandbox = False"):
         assert needed in said, said
+
+
+def test_instructors_md_states_the_sandboxs_limits_as_the_plugin_sets_them():
+    """The page's numbers are the plugin's defaults (its limits and the scratch cap), not typed separately."""
+    text = " ".join((Path(plugins.__file__).resolve().parent.parent / "instructors.md").read_text().split())
+    execute = plugins.SandboxExecute()
+    limits = execute.limits()
+    stated = [
+        f"to {limits['cpu']} seconds of CPU time, {limits['as'] >> 30} GiB of memory, {limits['nproc']} processes and threads",
+        f"files of {limits['fsize'] >> 20} MiB each",
+        f"a fresh tmpfs (memory) of {limits['scratch'] >> 20} MiB in all (`c.SandboxExecute.scratch_bytes`)",
+        f"to the scratch folder's {plugins.SCRATCH_BYTES >> 20} MiB in all",
+    ]
+    for words in stated:
+        assert words in text, words
+    assert limits["scratch"] == plugins.SCRATCH_BYTES
