@@ -974,6 +974,7 @@ SANDBOX_TRIES = [
     ("write into the course folder", "open(c + '/sandbox-probe.txt', 'w').write('x')"),
     ("write into the book's clone", "open(book + '/attnlib/sandbox-probe.txt', 'w').write('x')"),
     ("open a network connection", "socket.create_connection(('127.0.0.1', 22), timeout=2)"),
+    ("fill the scratch folder past its cap (1 MiB files)", "[open(f'fill{i}', 'wb').write(b'x' * (1 << 20)) for i in range(1 << 16)]"),
 ]
 
 

@@ -407,6 +407,8 @@ class ClearHiddenTestsQuietly(ClearHiddenTests):
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 #: The unprivileged user ids the per-kernel users are drawn from when the grader runs as root (no account needed).
 _UID_RANGE = (1 << 20, 1 << 30)
+#: Bytes the sandbox's scratch folder may hold in all (a tmpfs of this size), unless ``limits["scratch"]`` says otherwise.
+SCRATCH_BYTES = 512 << 20
 _probed: dict[tuple, str] = {}
 
 
@@ -433,7 +435,10 @@ def sandbox_command(
     The sandbox sees the system folders, the Python installation and every
     folder on the grader's ``sys.path`` read-only, and ``kernel_dir`` (its
     sockets, connection file and scratch folder ``kernel_dir/work``, its current
-    and home folder) read-write; nothing else of the machine's files. Every
+    and home folder) read-write; nothing else of the machine's files. The scratch folder is a fresh
+    tmpfs of ``limits["scratch"]`` bytes in all (:data:`SCRATCH_BYTES` if not given), so writing past
+    it fails inside the sandbox ("No space left on device"); the kernel's own folder keeps what the
+    grader and the kernel exchange (sockets, connection file, the runner's request and results). Every
     folder of ``hidden`` (the course, the exchange, the gradebook's folder) is
     covered by an empty one even where it lies inside a shown folder. It has
     its own network (loopback only), process, IPC and host-name namespaces, no
@@ -450,7 +455,8 @@ def sandbox_command(
     hidden : list of Path
         Absolute folders the code must never see.
     limits : dict of str to int
-        ``prlimit`` resource name -> limit (``cpu``, ``as``, ``nproc``, ``fsize``, ``nofile``, ``core``).
+        ``prlimit`` resource name -> limit (``cpu``, ``as``, ``nproc``, ``fsize``, ``nofile``, ``core``), and
+        ``scratch``: the bytes the scratch folder may hold in all.
     uid : int, optional
         The user id to run as (the grader must be root); ``None``: the grader's own, in a user namespace.
     env : dict of str to str, optional
@@ -489,7 +495,9 @@ def sandbox_command(
             "(students' code then runs as you and can read and change everything you can)"
         )
     hidden = [Path(os.path.realpath(h)) for h in hidden]
-    out = [found["prlimit"], *(f"--{name}={value}" for name, value in sorted(limits.items())), "--", found["bwrap"]]
+    scratch = limits.get("scratch", SCRATCH_BYTES)
+    rlimits = {name: value for name, value in limits.items() if name != "scratch"}
+    out = [found["prlimit"], *(f"--{name}={value}" for name, value in sorted(rlimits.items())), "--", found["bwrap"]]
     # no --new-session: the kernel is the leader of a session without a terminal already (jupyter_client starts it
     # so), and staying in its process group lets the grader interrupt it on a timeout
     out += ["--die-with-parent", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
@@ -526,7 +534,11 @@ def sandbox_command(
     for parent in reversed(kernel_dir.parents[:-1]):
         out += ["--perms", "0755", "--dir", str(parent)]
     work = kernel_dir / "work"
-    out += ["--bind", str(kernel_dir), str(kernel_dir), "--proc", "/proc", "--dev", "/dev", "--chdir", str(work), "--clearenv"]
+    out += ["--bind", str(kernel_dir), str(kernel_dir)]
+    # the scratch folder: a tmpfs capped in all (RLIMIT_FSIZE caps each file only); sticky and writable by all, as
+    # bwrap makes it before setpriv gives up root (as root) and the sandbox has one user
+    out += ["--perms", "01777", "--size", str(scratch), "--tmpfs", str(work)]
+    out += ["--proc", "/proc", "--dev", "/dev", "--chdir", str(work), "--clearenv"]
     base = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": str(work),
@@ -569,6 +581,16 @@ def sandbox_uid() -> int | None:
     return secrets.randbelow(_UID_RANGE[1] - _UID_RANGE[0]) + _UID_RANGE[0] if os.geteuid() == 0 else None
 
 
+#: What a grader who is not root needs for the sandbox, said when bubblewrap cannot make its namespaces.
+NAMESPACES_NEEDED = (
+    "Grading as a user other than root, bubblewrap needs unprivileged user namespaces: the sysctl "
+    "user.max_user_namespaces above 0 (`sudo sysctl -w user.max_user_namespaces=10000`), on older Debian kernels "
+    "kernel.unprivileged_userns_clone=1, and on Ubuntu 23.10 or later an AppArmor profile that lets bwrap use them "
+    "(or kernel.apparmor_restrict_unprivileged_userns=0). Or grade as root: the sandbox then runs each kernel as a "
+    "fresh user id (setpriv) and needs no user namespace. "
+)
+
+
 def probe_sandbox(hidden: list[Path], limits: dict[str, int]) -> None:
     """Start Python with ipykernel and attnlib in the sandbox once, so that a broken sandbox is named before grading.
 
@@ -590,8 +612,9 @@ def probe_sandbox(hidden: list[Path], limits: dict[str, int]) -> None:
         ok = done.returncode == 0 and "sandbox ok" in done.stdout
         _probed[key] = "" if ok else (
             f"Python does not start in the grading sandbox (exit code {done.returncode}): {done.stderr.strip()[-800:]}\n"
-            "Check that bubblewrap can make namespaces here (as a user other than root: unprivileged user namespaces "
-            "enabled), or grade without the sandbox by setting c.SandboxExecute.sandbox = False in nbgrader_config.py"
+            + (NAMESPACES_NEEDED if uid is None else "Check that bubblewrap can make its namespaces here. ")
+            + "Or grade without the sandbox by setting c.SandboxExecute.sandbox = False in nbgrader_config.py "
+            "(students' code then runs as you and can read and change everything you can)."
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -646,8 +669,9 @@ def run_answers(request: dict, arrays: dict, hidden: list[Path], limits: dict[st
 
     uid = sandbox_uid() if sandboxed else None
     folder = make_kernel_dir(uid)
-    work = folder / "work"
+    work = folder / "runner"  # what the grader and the runner exchange; the student's code runs in folder/work, the scratch
     try:
+        work.mkdir()
         lib = work / "lib"
         lib.mkdir()
         for target in numpy_folders():
@@ -666,7 +690,7 @@ def run_answers(request: dict, arrays: dict, hidden: list[Path], limits: dict[st
             cpu = min(limits.get("cpu", 600), int(timeout) + 5)
             cmd = sandbox_command(cmd, folder, hidden, {**limits, "cpu": cpu}, uid, library=False, extra=tuple(numpy_folders()))
         with open(folder / "stderr.txt", "wb") as errors:  # outside work/: the student's code cannot write it
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True, cwd=folder / "work")
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -752,6 +776,7 @@ class SandboxExecute(Execute):
     memory_bytes = Integer(4 << 30, help="Address space of a kernel in bytes.").tag(config=True)
     processes = Integer(256, help="Processes and threads of a kernel's user.").tag(config=True)
     file_bytes = Integer(256 << 20, help="Largest file a kernel may write, in bytes.").tag(config=True)
+    scratch_bytes = Integer(SCRATCH_BYTES, help="Bytes a kernel's scratch folder may hold in all (a tmpfs).").tag(config=True)
     max_restarts = Integer(2, help="Cells that may stop the kernel before the rest of the notebook is given up.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
@@ -778,6 +803,7 @@ class SandboxExecute(Execute):
             "as": self.memory_bytes,
             "nproc": self.processes,
             "fsize": self.file_bytes,
+            "scratch": self.scratch_bytes,
             "nofile": 256,
             "core": 0,
         }

@@ -56,8 +56,12 @@ True
 
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
+import linecache
 import re
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,8 +70,9 @@ from typing import Any
 import numpy as np
 
 from .._validate import as_array, as_flag, as_instance, as_seed, as_text
-from .registry import variant
+from .registry import EXERCISES, variant
 from .results import ATOL, RTOL, CheckResult
+from .runner import unavailable
 from .sandbox import PRINTED_LINES_QUOTED, StudentCall, call_student, exception_text, safe_text, where_student_code_failed
 
 __all__ = [
@@ -82,6 +87,7 @@ __all__ = [
     "judge_call",
     "judge_value",
     "merge_messages",
+    "not_in_grader",
     "own_case",
     "run_cases",
     "same_values",
@@ -489,6 +495,87 @@ def with_self_check_raises(check: Callable[..., CheckResult]) -> Callable[..., C
     return check
 
 
+def _bound_in(filename: str) -> set[str] | None:
+    """The names a cell (or file) binds anywhere in its source, or None if its source is not known."""
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Global):
+            names.update(node.names)
+    return names
+
+
+def not_in_grader(fn: Any, function: str, given: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """What the grader's runner will not have for ``fn``, in the grader's words: ``[]`` or one sentence.
+
+    The grader runs the answer cells with numpy alone (:mod:`attnlib.exercises.runner`), so a function that
+    reads attnlib (beyond the names ``given`` allows) or a variable of the notebook's other cells scores 0
+    there; the self-check says so first, with :func:`~attnlib.exercises.runner.unavailable`'s sentence. The
+    notebook's names the grader has too are its modules, the student's functions, and the names bound in
+    the cells that define the function and the student's functions it reads (read from the cells' source).
+    ``fn`` that is attnlib's own function is said to be so. A cell whose source is not known binds every name.
+
+    Raises
+    ------
+    ValueError
+        If ``function`` is not a string or ``given`` not a list or tuple of strings; the message names it.
+        ``fn`` comes from a student: whatever it is, the result is a list.
+
+    Examples
+    --------
+    >>> import attnlib
+    >>> not_in_grader(attnlib.causal_mask, "my_causal_mask")
+    ["my_causal_mask is attnlib's own causal_mask (or calls it): the exercise is to write it yourself."]
+    >>> not_in_grader(lambda n: np.tril(np.ones((n, n), dtype=bool)), "my_causal_mask")
+    []
+    """
+    as_text("function", function)
+    if not isinstance(given, (list, tuple)) or not all(isinstance(g, str) for g in given):
+        raise ValueError(f"given must be a list of the names the exercise gives (such as 'attnlib.softmax'), got {given!r:.60}")
+    target = fn
+    try:
+        while isinstance(target, functools.partial):
+            target = target.func
+    except Exception:  # noqa: BLE001 - a student's object may refuse to be looked at
+        return []
+    if not isinstance(target, types.FunctionType):
+        return unavailable(target, function, {}, list(given))  # attnlib's own, or a callable whose code is not read
+    space = target.__globals__
+    mine = [target]  # the student's functions fn reads (by name), fn first
+    for current in mine:
+        codes = [current.__code__]
+        for code in codes:
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for name in code.co_names:
+                value = space.get(name)
+                if isinstance(value, types.FunctionType) and value.__globals__ is space and value not in mine:
+                    mine.append(value)
+    bound: set[str] = set()
+    for current in mine:
+        names = _bound_in(current.__code__.co_filename)
+        if names is None:  # a cell whose source is not known: its names are not second-guessed
+            return unavailable(target, function, space, list(given))
+        bound |= names
+    seen = {
+        k: v
+        for k, v in space.items()
+        if k in bound or isinstance(v, types.ModuleType) or (isinstance(v, types.FunctionType) and v.__globals__ is space)
+    }
+    return unavailable(target, function, seen, list(given))
+
+
 def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation: Notation | None = None) -> CheckResult:
     """Call ``fn`` on every case, judge each result with :func:`judge_value`, and report (the body of every ``check_*``).
 
@@ -513,8 +600,12 @@ def run_cases(name: str, fn: Any, cases: Sequence[Case], verbose: bool, notation
     if _collector is not None:  # inside cases_of: the cases are wanted, not a run
         _collector.extend((case, notation) for case in cases)
         return CheckResult(name, len(cases), 0)
+    entry = next((e for e in EXERCISES.values() if e.check is not None and e.check.__name__ == f"check_{name}"), None)
+    lacking = not_in_grader(fn, entry.function or name, entry.given) if entry is not None and callable(fn) else []
     if not callable(fn):
         result = CheckResult(name, len(cases), 0, (f"expected a function, got {type(fn).__name__}; pass the function itself, without ().",))
+    elif lacking:  # the grader, which runs the answer cells with numpy alone, could not run it: 0 there, "not yet" here
+        result = CheckResult(name, len(cases), 0, tuple(lacking))
     else:
         messages: list[str] = []
         printed, head, n_passed = 0, [], 0

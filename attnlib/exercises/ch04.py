@@ -160,10 +160,19 @@ def check_attention(fn: Callable[[np.ndarray, np.ndarray, np.ndarray], Any], ver
 
     Examples
     --------
+    >>> import attnlib
     >>> def my_attention(Q, K, V):
-    ...     return softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V
+    ...     return attnlib.softmax(Q @ K.T / np.sqrt(K.shape[1])) @ V
     >>> check_attention(my_attention, verbose=False).passed
     True
+
+    Exercise 4.3 gives ``attnlib.softmax``, but no other part of attnlib: the grader runs the answer cells
+    with numpy alone, so the self-check says "not yet" to what would score 0 there.
+
+    >>> def my_chunked(Q, K, V):
+    ...     return attnlib.chunked_attention(Q, K, V, block_size=2)
+    >>> check_attention(my_chunked, verbose=False).messages[0].split(":")[0]
+    'my_attention uses attnlib.chunked_attention, which the grader does not have'
     """
     rng = check_rng()
     X = running_example()

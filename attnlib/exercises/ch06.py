@@ -98,8 +98,11 @@ def check_attention_head(
 
     Examples
     --------
-    >>> from attnlib.core import self_attention
-    >>> check_attention_head(lambda X, a, b, c: self_attention(X, a, b, c).output, verbose=False).passed
+    >>> import attnlib
+    >>> def head(X, W_Q, W_K, W_V):
+    ...     Q, K = X @ W_Q, X @ W_K
+    ...     return attnlib.softmax(Q @ K.T / np.sqrt(K.shape[1])) @ (X @ W_V)
+    >>> check_attention_head(head, verbose=False).passed
     True
     """
     rng = check_rng()

@@ -149,8 +149,9 @@ def check_masked_weights(fn: Callable[[np.ndarray, np.ndarray], Any], verbose: b
 
     Examples
     --------
+    >>> import attnlib
     >>> def my_masked(S, allowed):
-    ...     return softmax(np.where(allowed, S, -np.inf))
+    ...     return attnlib.softmax(np.where(allowed, S, -np.inf))
     >>> check_masked_weights(my_masked, verbose=False).passed
     True
     """

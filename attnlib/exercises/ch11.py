@@ -68,8 +68,15 @@ def check_sinusoidal_encoding(fn: Callable[[int, int], Any], verbose: bool = Tru
 
     Examples
     --------
-    >>> check_sinusoidal_encoding(sinusoidal_encoding, verbose=False).passed
+    >>> def my_encoding(n_positions, d_model):
+    ...     angles = np.arange(n_positions)[:, None] / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    ...     pe = np.empty((n_positions, d_model))
+    ...     pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles[:, : d_model // 2])
+    ...     return pe
+    >>> check_sinusoidal_encoding(my_encoding, verbose=False).passed
     True
+    >>> check_sinusoidal_encoding(sinusoidal_encoding, verbose=False).messages
+    ("my_sinusoidal_encoding is attnlib's own sinusoidal_encoding (or calls it): the exercise is to write it yourself.",)
     """
     cases = []
     mine = None if seed is None else variant("11.2", seed)

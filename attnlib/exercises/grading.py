@@ -50,7 +50,7 @@ import numpy as np
 
 from .._validate import as_instance, as_seed
 from .by_hand import check_by_hand
-from .cases import Case, Notation, cases_of, judge_call, judge_value, merge_messages
+from .cases import Case, Notation, cases_of, judge_call, judge_value, merge_messages, not_in_grader
 from .from_source import typed_answers
 from .registry import EXERCISES, Exercise
 from .runner import ARRAY_DTYPES, encode
@@ -397,6 +397,9 @@ def _payload(entry: Exercise, seed: int | None, namespace: Any) -> dict[str, Any
     fn = namespace.get(entry.function)
     if not callable(fn):
         return {"error": f"{entry.function} is not defined as a function"}
+    lacking = not_in_grader(fn, entry.function, entry.given)
+    if lacking:  # what the self-check says: the grader's runner (numpy alone) could not run it
+        return {"error": lacking[0]}
     outputs = []
     for case, notation in graded_cases(entry.number, seed):
         with own_functions_called(entry.own) as hit:
@@ -727,6 +730,9 @@ def judge_results(exercise: str, seed: int | None, results: Any, answer_id: str)
         return [f"{entry.function}: {results[:500]}"]
     if not isinstance(results, dict):
         return ["nothing readable came back from the grader's run of your answer cells"]
+    lacking = results.get("unavailable")
+    if isinstance(lacking, list) and lacking:  # the function reads what the runner does not have (runner.unavailable)
+        return [_text(why, f"{entry.function} uses what the grader does not have") for why in lacking[:5]]
     cells = results.get("cells") if isinstance(results.get("cells"), dict) else {}
     stopped = [f"your answer cell {name[:60]} stopped: {_text(why, 'an error')}" for name, why in cells.items() if why is not None]
     own = [s for s in stopped if s.startswith(f"your answer cell {answer_id} ")]

@@ -22,7 +22,9 @@ Examples
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import dis
 import io
 import json
 import linecache
@@ -35,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ARRAY_DTYPES", "CELL_FILE", "RESULTS", "encode", "run_folder", "softmax"]
+__all__ = ["ARRAY_DTYPES", "CELL_FILE", "RESULTS", "encode", "run_folder", "softmax", "unavailable"]
 
 #: The dtypes a handed-in array keeps, so that the grader sees an int64 mask or a float32 result as what it
 #: is and judges it as the self-check does; an array of any other dtype is written as text.
@@ -136,6 +138,124 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         return e / np.sum(e, axis=axis, keepdims=True)
 
 
+def _reads(code: types.CodeType) -> tuple[list[tuple[str, str | None]], set[str]]:
+    """The global names ``code`` (and the code nested in it) reads, each with the attribute read from it first,
+    and the names it imports or assigns as globals itself."""
+    found: list[tuple[str, str | None]] = []
+    own: set[str] = set()
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        todo += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+        instructions = list(dis.get_instructions(current))
+        for k, ins in enumerate(instructions):
+            if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                own.add(ins.argval)
+            elif ins.opname == "IMPORT_NAME" and (ins.argval == "attnlib" or str(ins.argval).startswith("attnlib.")):
+                found.append((str(ins.argval), None))
+            elif ins.opname == "LOAD_GLOBAL":
+                after = instructions[k + 1] if k + 1 < len(instructions) else None
+                attr = after.argval if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD") else None
+                found.append((ins.argval, attr if isinstance(attr, str) else None))
+    return found, own
+
+
+#: attnlib's folder where this file is attnlib's (in the grader's sandbox it is a copy, and nothing is attnlib's).
+_HOME = str(Path(__file__).resolve().parent.parent) + "/"
+
+
+def _is_attnlib(value: Any) -> bool:
+    """Whether ``value`` is attnlib, one of its modules, or a function, class or object of it.
+
+    A function is attnlib's by its code's file (so a function a docstring example defines is not), or by its
+    module if its code was compiled from a copy of attnlib's source.
+    """
+    try:
+        if isinstance(value, types.ModuleType):
+            name = value.__name__
+        elif isinstance(getattr(value, "__code__", None), types.CodeType):
+            where = value.__code__.co_filename
+            if str(Path(where).resolve()).startswith(_HOME) if not where.startswith("<") else False:
+                return True
+            name = value.__module__ if not where.startswith("<") else ""
+        else:
+            name = getattr(value, "__module__", None)
+            name = name if isinstance(name, str) else type(value).__module__
+        return isinstance(name, str) and (name == "attnlib" or name.startswith("attnlib."))
+    except Exception:  # noqa: BLE001 - a student's object may refuse to be looked at
+        return False
+
+
+def unavailable(fn: Any, function: str, namespace: dict[str, Any], given: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Why the grader cannot run ``fn``: the names it reads that ``namespace`` does not hold, or that are attnlib's.
+
+    ``fn`` is the student's function ``function``; ``namespace`` is what the grader's run of the answer cells
+    defined (in the notebook's self-check: the notebook's names the grader would have too). Read without
+    running anything: the global names of ``fn``'s code, of the code nested in it and of the student's
+    functions of ``namespace`` it reads, each with the attribute read from it (``attnlib.chunked_attention``).
+    A name is missing if neither ``namespace`` nor Python's built-ins hold it; attnlib (imported, or a module,
+    function or object of it) is missing except the names ``given`` allows (``attnlib.softmax``). Returns
+    ``[]`` or one sentence naming them, the same in the notebook and in the grader.
+
+    Raises
+    ------
+    ValueError
+        If ``function`` is not a string, ``namespace`` not a dict or ``given`` not a list or tuple of strings;
+        the message names it. ``fn`` comes from a student's code: a value without code gives ``[]``.
+
+    Examples
+    --------
+    >>> def my_attention(Q, K, V):
+    ...     return attnlib.chunked_attention(Q, K, V, block_size=2) + 0 * X
+    >>> unavailable(my_attention, "my_attention", {"np": np}, ["attnlib.softmax"])[0].split(":")[0]
+    'my_attention uses attnlib.chunked_attention and X, which the grader does not have'
+    """
+    if not isinstance(function, str):
+        raise ValueError(f"function must be the name of the student's function (a string), got {function!r:.60}")
+    if not isinstance(namespace, dict):
+        raise ValueError(f"namespace must be a dict of the names the grader's run defines, got {type(namespace).__name__}")
+    if not isinstance(given, (list, tuple)) or not all(isinstance(g, str) for g in given):
+        raise ValueError(f"given must be a list of the names the exercise gives (such as 'attnlib.softmax'), got {given!r:.60}")
+    offered = " (and a softmax standing in for attnlib.softmax)" if given else ""
+    if _is_attnlib(fn) and not isinstance(fn, types.ModuleType):
+        name = getattr(fn, "__name__", "implementation")
+        return [f"{function} is attnlib's own {name} (or calls it): the exercise is to write it yourself."]
+    missing: list[str] = []
+    undefined: list[str] = []
+    seen: set[int] = set()
+    todo = [fn]
+    while todo:
+        current = todo.pop()
+        code = getattr(current, "__code__", None)
+        if not isinstance(code, types.CodeType) or id(code) in seen:
+            continue
+        seen.add(id(code))
+        reads, own = _reads(code)
+        for name, attr in reads:
+            expr = f"{name}.{attr}" if name == "attnlib" and attr else name
+            if name in own or expr in missing:
+                continue
+            if name.startswith("attnlib") and name not in namespace:  # an import of attnlib, or its name unset
+                missing.append(expr)
+            elif name not in namespace:
+                if not hasattr(builtins, name):
+                    missing.append(expr)
+                    undefined.append(name)
+            elif _is_attnlib(namespace[name]):
+                if not (name == "attnlib" and expr in given):
+                    missing.append(expr)
+            elif isinstance(namespace[name], types.FunctionType) and namespace[name].__globals__ is getattr(fn, "__globals__", None):
+                todo.append(namespace[name])  # another function of the student's: what it reads counts too
+    if not missing:
+        return []
+    names = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + f" and {missing[-1]}"
+    there = f" (there: NameError: name '{undefined[0]}' is not defined)" if undefined else ""
+    return [
+        f"{function} uses {names}, which the grader does not have: it runs your answer cells, in order, with numpy as np"
+        f"{offered}, but neither attnlib nor the notebook's other cells and variables{there}."
+    ]
+
+
 class _TimeUp(BaseException):
     """Raised in the student's code when its time is up."""
 
@@ -227,7 +347,8 @@ def run_folder(folder: str | Path) -> dict[str, Any]:
         raise ValueError(why) from None
     namespace: dict[str, Any] = {"__name__": "__answers__", "np": np}
     if "attnlib.softmax" in request["given"]:
-        namespace["attnlib"] = types.SimpleNamespace(softmax=softmax)
+        namespace["attnlib"] = types.ModuleType("attnlib", "The grader's stand-in: its softmax only.")
+        namespace["attnlib"].softmax = softmax
     previous = signal.signal(signal.SIGALRM, _alarm)
     results: dict[str, Any] = {"cells": {}, "outputs": None, "missing": None}
     sink = _Discard()
@@ -246,8 +367,11 @@ def run_folder(folder: str | Path) -> dict[str, Any]:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt included: the cell failed
             results["cells"][name] = f"{_text(exc)}{_where(exc)}"
     fn = namespace.get(request["function"])
+    lacking = unavailable(fn, request["function"], namespace, request["given"]) if callable(fn) else []
     if not callable(fn):
         results["missing"] = f"{request['function']} is not defined as a function by your answer cells"
+    elif lacking:
+        results["unavailable"] = lacking
     else:
         (folder / "progress.txt").write_text("calls")
         with np.load(folder / "inputs.npz", allow_pickle=False) as arrays:

@@ -45,6 +45,14 @@ def _l1(s1):
     return np.exp(s1 - s1.max()).sum() if s1.max() > -np.inf else 0.0
 
 
+def good_encoding(n, d):
+    """The sinusoidal table with numpy alone (the grader's runner has no attnlib)."""
+    angles = np.arange(n)[:, None] / 10000 ** (np.arange(0, d, 2) / d)
+    pe = np.empty((n, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles[:, : d // 2])
+    return pe
+
+
 def good_layer_norm(X, gamma, beta, eps):
     centred = X - X.mean(axis=-1, keepdims=True)
     return gamma * centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps) + beta
@@ -60,7 +68,7 @@ RIGHT = {
     "check_split_heads": lambda M, h: np.stack(np.split(M, h, axis=1)),
     "check_causal_mask": lambda n: np.tril(np.ones((n, n))).astype(bool),
     "check_masked_weights": lambda S, allowed: good_softmax(np.where(allowed, S, -np.inf)),
-    "check_sinusoidal_encoding": lambda n, d: attnlib.sinusoidal_encoding(n, d).tolist(),  # a list is accepted too
+    "check_sinusoidal_encoding": lambda n, d: good_encoding(n, d).tolist(),  # a list is accepted too
     "check_softmax_backward": lambda A, dA: A * (dA - np.sum(dA * A, axis=-1, keepdims=True)),
     "check_two_block_normaliser": good_two_block,
     "check_layer_norm": good_layer_norm,  # issue 26
@@ -92,8 +100,8 @@ WRONG = [
     ("check_causal_mask", lambda n: np.where(np.tril(np.ones((n, n))) > 0, 0.0, -np.inf), "boolean"),
     ("check_masked_weights", lambda S, allowed: good_softmax(S) * allowed, "after the softmax"),
     ("check_masked_weights", lambda S, allowed: good_softmax(S), "nothing is masked"),
-    ("check_sinusoidal_encoding", lambda n, d: attnlib.sinusoidal_encoding(n + 1, d)[1:], "t = 0"),
-    ("check_sinusoidal_encoding", lambda n, d: attnlib.sinusoidal_encoding(n, d)[:, ::-1], "wrong"),
+    ("check_sinusoidal_encoding", lambda n, d: good_encoding(n + 1, d)[1:], "t = 0"),
+    ("check_sinusoidal_encoding", lambda n, d: good_encoding(n, d)[:, ::-1], "wrong"),
     ("check_softmax_backward", lambda A, dA: A * dA, "second term"),
     ("check_softmax_backward", lambda A, dA: A * (dA - np.sum(dA * A, axis=0, keepdims=True)), "ROW"),
     ("check_two_block_normaliser", lambda a, b: (max(a.max(), b.max()), _l1(a) + np.exp(b - max(a.max(), b.max())).sum()), "rescaling"),

@@ -16,7 +16,16 @@ import re
 
 import numpy as np
 import pytest
-from support.answer_table import EITHER, RIGHT, WRONG_BODIES, finding_function, implement_function, implement_rows, typed_rows
+from support.answer_table import (
+    EITHER,
+    NOT_IN_GRADER_REASONS,
+    RIGHT,
+    WRONG_BODIES,
+    finding_function,
+    implement_function,
+    implement_rows,
+    typed_rows,
+)
 from support.hand_ins import right_namespace
 
 from attnlib import checks, variants
@@ -107,6 +116,18 @@ def test_a_padded_weight_typed_near_zero_is_not_yet_for_all():
 def test_a_float32_softmax_and_a_list_of_head_blocks_get_one_verdict(seed):
     _agree("4.2", seed, finding_function("4.2", "float32 softmax"))
     _agree("8.2", seed, finding_function("8.2", "list of head blocks"))
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_what_the_graders_runner_cannot_run_is_not_yet_for_all_with_its_reason(seed):
+    """Issue 46: attnlib beyond the exercise's given names, or a variable of the chapter's cells, passed the self-check
+    and scored 0 from the grader (whose runner has numpy alone); now every column says why, in one sentence."""
+    for (number, row), reason in NOT_IN_GRADER_REASONS.items():
+        fn = finding_function(number, row)
+        result, failures = _agree(number, seed, fn)
+        assert not result.passed and len(result.messages) == 1 and result.messages[0].startswith(reason + ": "), (row, result.messages)
+        assert failures == list(result.messages), (row, failures)
+        fn(*grading.graded_cases(number, seed)[0][0].args)  # it runs in the notebook: only the grader could not run it
 
 
 # ---- the table: every implement and by-hand exercise, right and wrong answers ----

@@ -86,7 +86,7 @@ PROBE = """import sys
 def my_causal_mask(n):
     found = []
     try:
-        import attnlib
+        __import__("attnlib")  # at run time (an import statement would be refused before the call, as the grader reads it)
         found.append("attnlib imported")
     except ImportError as exc:
         found.append(type(exc).__name__)
@@ -121,7 +121,7 @@ ATTACKS = {
         "4.3",
         "import sys\ndef my_attention(Q, K, V):\n    sys.setprofile(None)\n    return attnlib.attention(Q, K, V).output",
     ),
-    "another attnlib routine": ("4.3", "def my_attention(Q, K, V):\n    return attnlib.chunked_attention(Q, K, V, block_size=2)"),
+    "another attnlib routine": ("4.3", "def my_attention(Q, K, V):\n    return attnlib.blocked.chunked_attention(Q, K, V, block_size=2)"),
     "a stand-in for the grading module": (
         "4.3",
         "import sys, types\nsys.modules['attnlib.exercises.grading'] = types.ModuleType('fake')\n"
@@ -140,6 +140,11 @@ def test_the_issues_attacks_on_an_implement_exercise_score_zero_with_a_reason(at
     text = " ".join(failures)
     if attack == "a stand-in for the grading module":  # nothing in the runner hands in: the function itself is judged
         assert "the shape is right but some values are wrong" in text, text
+    elif attack == "another attnlib routine":  # read before any call, in the self-check's words (runner.unavailable)
+        assert failures == [
+            "my_attention uses attnlib.blocked, which the grader does not have: it runs your answer cells, in order, with numpy "
+            "as np (and a softmax standing in for attnlib.softmax), but neither attnlib nor the notebook's other cells and variables."
+        ], failures
     else:
         assert "attnlib" in text and "numpy as np" in text, text  # the reason says what the runner has
 

@@ -123,6 +123,12 @@ KERNEL_ATTACK_REASONS = {
     "ch15-ex2-test": "No module named 'attnlib' at line 2 of answer cell ch15-ex2-answer",
     "ch15-ex3-test": "predicted_bytes is not read as typed numbers: variants.answers(",
 }
+#: the attacks that the kernel's own self-check refuses too (issue 46: it reads what the function uses), and its words
+KERNEL_SEES = {
+    "ch06-ex2-test": "attention_head uses _copy, which the grader does not have",
+    "ch09-ex2-test": "my_causal_mask is attnlib's own causal_mask (or calls it)",
+    "ch15-ex2-test": "two_block_normaliser uses blocked, which the grader does not have",
+}
 WRITTEN_9_4 = "The last row keeps all three keys, so it stays as it was; the first row sees only itself."
 #: written answers graded by hand after round 1 (issue 49: a re-grade must keep them, a late one must not escape the penalty)
 WRITTEN_6_3 = "Every score grows by the factor, so the order of the weights stays but the largest one takes more."
@@ -577,13 +583,19 @@ def test_attnlibs_own_function_scores_zero_and_says_why(course, a, gid, name):
 @pytest.mark.parametrize(("a", "gid"), KERNEL_ATTACKS)
 def test_what_the_kernel_hands_in_is_not_trusted(course, a, gid):
     """Issue 46: each attack made the kernel hand in a right answer (the old verdict: full marks); judged from what
-    the student wrote, the item scores 0 and says why."""
+    the student wrote, the item scores 0 and says why. The function attacks are now refused by the kernel's own
+    self-check too (what the grader's runner cannot run is "not yet" in the notebook), in the runner's words."""
     nb = course["autograded"]["round1", a, "s003"]
     cell = next(c for c in nb.cells if nbg(c).get("grade_id") == gid)
     kernel = [o for o in cell.outputs if not (o.get("output_type") == "error" and o.get("ename") == "NotRight")]
-    assert not any(o.get("output_type") == "error" for o in kernel), kernel  # the kernel saw nothing wrong
     entry = grading.exercise_of_test(gid)
-    assert grading.judge_outputs(entry.number, course["seeds"]["s003", a], kernel) == []  # its hand-in was right
+    handed = grading.judge_outputs(entry.number, course["seeds"]["s003", a], kernel)
+    if gid in KERNEL_SEES:
+        said = "\n".join(str(o.get("evalue", "")) for o in kernel if o.get("output_type") == "error")
+        assert KERNEL_SEES[gid] in said and handed and handed[0].startswith(KERNEL_SEES[gid]), (said, handed)
+    else:
+        assert not any(o.get("output_type") == "error" for o in kernel), kernel  # the kernel saw nothing wrong
+        assert handed == []  # its hand-in was right
     score, max_score = course["scores"]["round1", a, "s003"][gid]
     assert max_score > 0 and score == 0, (gid, score)
     text = _test_cell_text(nb, gid)

@@ -7,7 +7,12 @@ submissions) and the honest submissions of every chapter in ``test_nbgrader.py``
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -162,3 +167,128 @@ def test_a_stopped_cell_is_named_where_it_stands():
     assert [plugins.cell_name(nb, k) for k in range(3)] == ["ch09-ex1-test", "the cell after ch09-ex1-test", "cell 2 after ch09-ex1-test"]
     nb.cells[2].outputs = [nbformat.v4.new_output("error", ename="KernelStopped", evalue="the kernel stopped", traceback=[])]
     assert plugins.stopped_cells(nb) == ["cell 2 after ch09-ex1-test"]
+
+
+# ---- issue 46: the scratch folder capped in all, and a grader who is not root ----
+
+#: Writes 1 MiB files into the current folder (the scratch) until the system refuses; ``stopped`` says errno and count.
+FILL = """written = 0
+try:
+    while written < 1000:
+        with open(f"fill{written}", "wb") as f:
+            f.write(b"x" * (1 << 20))
+        written += 1
+    stopped = f"none {written}"
+except OSError as exc:
+    stopped = f"{exc.errno} {written}"
+"""
+#: 8 MiB of scratch in all, each file up to 16 MiB: the total is what stops the writing.
+SMALL_SCRATCH = {**LIMITS, "fsize": 16 << 20, "scratch": 8 << 20}
+
+
+def _stopped_after(said: str) -> int:
+    errno, written = said.split()
+    assert errno == "28", said  # ENOSPC: No space left on device
+    return int(written)
+
+
+def test_the_scratch_folder_is_capped_in_all_for_a_kernel(tmp_path):
+    folder = plugins.make_kernel_dir(plugins.sandbox_uid())
+    try:
+        cmd = plugins.sandbox_command([sys.executable, "-c", FILL + "print(stopped)"], folder, [], SMALL_SCRATCH, plugins.sandbox_uid())
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    assert 4 <= _stopped_after(done.stdout.strip()) <= 8, done.stdout  # 8 files of 1 MiB at most, then ENOSPC
+    assert "--size" in cmd and cmd[cmd.index("--size") + 1] == str(8 << 20)
+
+
+def test_writing_past_the_scratch_cap_costs_only_that_cell_in_the_graders_runner():
+    """The runner's scratch is capped too: a cell that fills it fails there (ENOSPC), and 9.2 after it is graded."""
+    hidden = [Path(tempfile.mkdtemp(prefix="course-"))]
+    right = "def my_causal_mask(n):\n    return np.tril(np.ones((n, n), dtype=bool))\n"
+    fill_then_raise = FILL + "raise OSError(stopped)\n"
+    cells = [("ch09-ex1-answer", fill_then_raise), ("ch09-ex2-answer", right)]
+    request, arrays = grading.runner_request("9.2", 3, cells)
+    results = plugins.run_answers(request, arrays, hidden, SMALL_SCRATCH, True, 60)
+    said = results["cells"]["ch09-ex1-answer"]
+    assert said.startswith("OSError: 28 ") and 4 <= _stopped_after(said.split(" at line")[0][len("OSError: ") :]) <= 8, said
+    assert grading.judge_results("9.2", 3, results, "ch09-ex2-answer") == []  # the grading goes on: full marks for 9.2
+
+
+#: Run as a fresh user id that is not root: the sandbox probe, then 9.2's right answer through the grader's runner.
+AS_A_USER = """import os, sys
+sys.path[:0] = [{instructor!r}, {root!r}]
+import nbgrader_plugins as plugins
+from pathlib import Path
+from attnlib.exercises import grading
+assert os.geteuid() == {uid} and plugins.sandbox_uid() is None  # the user-namespace path: no setpriv
+try:
+    plugins.probe_sandbox([Path({hidden!r})], {limits!r})
+except plugins.SandboxUnavailable as exc:
+    print("UNAVAILABLE", exc)
+    raise SystemExit(0)
+request, arrays = grading.runner_request("9.2", 3, [("ch09-ex2-answer", {right!r})])
+results = plugins.run_answers(request, arrays, [Path({hidden!r})], {limits!r}, True, 60)
+print("JUDGED", grading.judge_results("9.2", 3, results, "ch09-ex2-answer"))
+"""
+
+
+def _as_a_user(tmp_path, wrap: list[str] = ()) -> str:
+    uid = 54321 + os.getpid() % 1000  # a user id that owns nothing here
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chown(home, uid, uid)
+    code = AS_A_USER.format(
+        instructor=str(Path(plugins.__file__).parent), root=str(Path(plugins.__file__).parent.parent), uid=uid, hidden=str(tmp_path),
+        limits=LIMITS, right="def my_causal_mask(n):\n    return np.tril(np.ones((n, n), dtype=bool))\n",
+    )
+    user = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", "env", f"HOME={home}", "TMPDIR=/tmp"]
+    done = subprocess.run([*wrap, *user, sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=home)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="run as a user other than root, every sandboxed test here takes this path already")
+def test_a_grader_who_is_not_root_gets_the_sandbox_through_user_namespaces(tmp_path):
+    said = _as_a_user(tmp_path)
+    assert said.strip() == "JUDGED []", said
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a user namespace that allows no further one needs root here")
+def test_without_user_namespaces_a_grader_who_is_not_root_is_told_what_to_enable(tmp_path):
+    """A user namespace whose user.max_user_namespaces is 0 (as on a server that turned them off): the probe's error
+    says what to enable, or to grade as root, or to opt out; nothing is graded outside the sandbox silently."""
+    holder = subprocess.Popen(["unshare", "--user", "sleep", "300"])
+    try:
+        time.sleep(0.3)
+        for name in ("uid_map", "gid_map"):
+            Path(f"/proc/{holder.pid}/{name}").write_text("0 0 65536\n")
+        turn_off = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"'
+        off = ["nsenter", f"--user=/proc/{holder.pid}/ns/user", "--", "sh", "-c", turn_off, "sh"]
+        said = _as_a_user(tmp_path, off)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert said.startswith("UNAVAILABLE Python does not start in the grading sandbox"), said
+    assert "max_user_namespaces" in said and "user.max_user_namespaces" in said, said
+    for needed in (plugins.NAMESPACES_NEEDED.strip(), "c.SandboxExecute.sandbox = False"):
+        assert needed in said, said
+
+
+def test_instructors_md_states_the_sandboxs_limits_as_the_plugin_sets_them():
+    """The page's numbers are the plugin's defaults (its limits and the scratch cap), not typed separately."""
+    text = " ".join((Path(plugins.__file__).resolve().parent.parent / "instructors.md").read_text().split())
+    execute = plugins.SandboxExecute()
+    limits = execute.limits()
+    stated = [
+        f"to {limits['cpu']} seconds of CPU time, {limits['as'] >> 30} GiB of memory, {limits['nproc']} processes and threads",
+        f"files of {limits['fsize'] >> 20} MiB each",
+        f"a fresh tmpfs (memory) of {limits['scratch'] >> 20} MiB in all (`c.SandboxExecute.scratch_bytes`)",
+        f"to the scratch folder's {plugins.SCRATCH_BYTES >> 20} MiB in all",
+    ]
+    for words in stated:
+        assert words in text, words
+    assert limits["scratch"] == plugins.SCRATCH_BYTES

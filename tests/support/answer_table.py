@@ -17,6 +17,7 @@ and puts them to a real ``nbgrader autograde``.
 from __future__ import annotations
 
 import ast
+import linecache
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +68,27 @@ FINDING_SOURCES = {
     },
 }
 
+#: implement: answers the notebook's kernel can run but the grader's runner (numpy alone, issue 46) cannot, exercise ->
+#: row -> the whole answer cell; the self-check says "not yet" to each, with the grader's reason (runner.unavailable)
+NOT_IN_GRADER_SOURCES = {
+    "4.3": {
+        "another attnlib routine": "def my_attention(Q, K, V):\n    return attnlib.blocked.chunked_attention(Q, K, V, block_size=2)\n",
+        "a chapter variable": (
+            "def my_attention(Q, K, V):\n"
+            "    scores = Q @ K.T / np.sqrt(K.shape[1])\n"
+            "    e = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+            "    return (e / e.sum(axis=-1, keepdims=True) @ V).astype(X.dtype)\n"
+        ),
+    },
+    "9.2": {"another attnlib routine": "def my_causal_mask(n):\n    return attnlib.induction._block_causal_mask(np.array([n]))\n"},
+}
+#: the reason each of those rows gets, from the self-check and from the grader alike
+NOT_IN_GRADER_REASONS = {
+    ("4.3", "another attnlib routine"): "my_attention uses attnlib.blocked, which the grader does not have",
+    ("4.3", "a chapter variable"): "my_attention uses X, which the grader does not have",
+    ("9.2", "another attnlib routine"): "my_causal_mask uses attnlib.induction, which the grader does not have",
+}
+
 #: by-hand: the findings of issue 49 that do not depend on the seed, exercise -> row -> typed values
 TYPED_FINDINGS = {
     "9.1": {
@@ -84,8 +106,22 @@ def implement_function(body: str, right: Callable[..., Any]) -> Callable[..., An
 
 
 def finding_function(number: str, row: str) -> Callable[..., Any]:
-    """The function that the finding ``row`` of exercise ``number`` defines (in process, numpy only)."""
-    namespace: dict[str, Any] = {"np": np}
+    """The function that the finding ``row`` of exercise ``number`` defines (in process).
+
+    A finding runs with numpy only. A row the grader cannot run runs as in the notebook, beside the
+    chapter's names (``attnlib``, the running example ``X``) that another cell defined, its own lines
+    readable as IPython keeps a cell's (the self-check reads which names the function's cell binds).
+    """
+    if row in NOT_IN_GRADER_SOURCES.get(number, {}):
+        import attnlib
+
+        source = NOT_IN_GRADER_SOURCES[number][row]
+        filename = f"<answer table {number} {row}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        namespace: dict[str, Any] = {"np": np, "attnlib": attnlib, "X": attnlib.running_example()}
+        exec(compile(source, filename, "exec"), namespace)
+        return namespace[variants.EXERCISES[number].function]
+    namespace = {"np": np}
     exec(FINDING_SOURCES[number][row], namespace)
     return namespace[variants.EXERCISES[number].function]
 
@@ -98,6 +134,8 @@ def implement_source(number: str, row: str, model: str) -> str:
     """
     if row in FINDING_SOURCES.get(number, {}):
         return FINDING_SOURCES[number][row]
+    if row in NOT_IN_GRADER_SOURCES.get(number, {}):
+        return NOT_IN_GRADER_SOURCES[number][row]
     name = variants.EXERCISES[number].function
     found = [n for n in ast.walk(ast.parse(model)) if isinstance(n, ast.FunctionDef) and n.name == name]
     if len(found) != 1:
@@ -114,8 +152,8 @@ def implement_source(number: str, row: str, model: str) -> str:
 
 
 def implement_rows(number: str) -> list[str]:
-    """The rows of an implement exercise: "right", the wrong bodies, the exercise's findings."""
-    return ["right", *WRONG_BODIES, *FINDING_SOURCES.get(number, {})]
+    """The rows of an implement exercise: "right", the wrong bodies, the exercise's findings, what the grader cannot run."""
+    return ["right", *WRONG_BODIES, *FINDING_SOURCES.get(number, {}), *NOT_IN_GRADER_SOURCES.get(number, {})]
 
 
 def typed_rows(number: str, seed: int | None) -> dict[str, dict[str, Any]]:

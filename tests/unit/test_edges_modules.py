@@ -48,7 +48,7 @@ from support.public_api import resolve
 import attnlib
 from attnlib import _memory, backward, blocked, checks, experiments, explorers, induction, measure, training, transformer, variants
 from attnlib.core import attention, multi_head_parts
-from attnlib.exercises import DRAWS, from_source, grading, registry, runner
+from attnlib.exercises import DRAWS, cases, from_source, grading, registry, runner
 from attnlib.explorers import reference_views, snapshot
 from attnlib.explorers.kinds.training import recorded_steps
 
@@ -874,6 +874,17 @@ ODD_SOURCES = ["", "x = (", "\x00", "x = " + "(" * 500 + "1" + ")" * 500, "x = "
                "x = y = 2", "x, = 1", "x: int", "x = math.exp(10**6)", "x = int('9' * 5000)", "x = round(1.5, 10**6)",
                "x = max()", "x = np.exp(1, 2)", "x = __import__('os').getcwd()", "x = 2 ** -1", "x = -(2**0.5)**0.5"]
 
+class _UsesAttnlib:
+    """A callable object whose ``__code__`` reads attnlib (a student's object may look like a function)."""
+
+    __code__ = (lambda n: attnlib.causal_mask(n)).__code__
+
+    def __call__(self, n):
+        return attnlib.causal_mask(n)
+
+
+ODD_READ_FUNCTIONS = [*ODD_STUDENT_FUNCTIONS, attnlib.causal_mask, functools.partial(attnlib.softmax, axis=0), _UsesAttnlib()]
+
 ODD.update(
     {
         "answer_source": lambda good: ([None, 5, b"x = 1", ["x = 1"]], ODD_SOURCES),
@@ -895,8 +906,13 @@ ODD.update(
             [[0.0], [[1e308, -1e308]], [-np.inf, 0.0], [[0.0, 1.0], [2.0, 3.0]], np.zeros((1, 1, 1, 2))],
         ),
         "softmax_axis": lambda good: ([5, -3, "x", None, 1.5, True], [0, np.int64(-1)]),
+        "read_function": lambda good: ([], ODD_READ_FUNCTIONS),
+        "function_name": lambda good: ([None, 5, b"x", ["a"]], ["x", "ü" * 300]),
+        "runner_namespace": lambda good: ([None, 5, "x", [("np", np)]], [{}, {"np": 5}, {"attnlib": attnlib}]),
+        "given_names": lambda good: ([None, 5, "attnlib.softmax", [5]], [[], ["attnlib.softmax"], ("x",)]),
     }
 )
+ACCEPT["read_function"] = ("[] or one sentence", lambda r: isinstance(r, list) and len(r) <= 1 and all(isinstance(m, str) and m for m in r))
 
 ISSUE46_SPECS = {
     "from_source.typed_answers": (
@@ -926,6 +942,16 @@ ISSUE46_SPECS = {
         {"exercise": "implement_exercise", "seed": "optional_seed", "results": "runner_results", "answer_id": "answer_grade_id"},
     ),
     "runner.run_folder": (runner.run_folder, {"folder": RUNNER_FOLDER}, {"folder": "runner_folder"}),
+    "runner.unavailable": (
+        runner.unavailable,
+        {"fn": lambda n: np.tril(np.ones((n, n), dtype=bool)), "function": "my_causal_mask", "namespace": {"np": np}, "given": ()},
+        {"fn": "read_function", "function": "function_name", "namespace": "runner_namespace", "given": "given_names"},
+    ),
+    "cases.not_in_grader": (
+        cases.not_in_grader,
+        {"fn": lambda n: np.tril(np.ones((n, n), dtype=bool)), "function": "my_causal_mask", "given": ()},
+        {"fn": "read_function", "function": "function_name", "given": "given_names"},
+    ),
     "runner.softmax": (runner.softmax, {"x": [[0.0, 1.0]], "axis": -1}, {"x": "softmax_input", "axis": "softmax_axis"}),
 }
 # ---- end of issue 46 ----
