@@ -7,12 +7,9 @@ notebook from the chapter's exercise cells. Then:
   validate`` command exits 0 even when validation fails, so it is not used);
 * ``generate_assignment`` makes a student version without solution code or
   hidden tests (checked by scanning it);
-* ``autograde`` gives the solutions full marks, a submission whose answer
+* ``autograde`` gives the solutions full marks, and a submission whose answer
   raises 0 on that part (and full marks elsewhere, so the grader did not
-  crash), and the untouched student version with every locked test cell
-  edited into ``pass`` gets the original tests back and so 0 on every
-  autograded part (one submission for both checks, which keeps this test,
-  which grades every chapter, at three autogrades per chapter);
+  crash);
 * the table of right and wrong answers of issue 49 (tests/support/answer_table.py), the fourth column
   after the self-check, ``check_by_hand`` and the hand-in judge of tests/exercises/test_one_comparator.py:
   every row of every judged exercise typed into its answer cell, one row per exercise in each
@@ -20,6 +17,10 @@ notebook from the chapter's exercise cells. Then:
   solutions' submission), all of a chapter's rows autograded in one ``nbgrader autograde`` run. Each
   row must get the points of the self-check's verdict (0 or full) and the self-check's reasons in the
   grader's feedback;
+* the first of those submissions (``row01``, wrong answers throughout) also has every locked test cell
+  edited into ``pass``: it must get the original tests back (their sources, as in the source notebook)
+  and so its rows' points (0 for every wrong row, where a ``pass`` would have passed). One submission
+  for both checks: a separate "tampered" submission would cost each chapter one more autograde;
 * nbgrader's ``Validator`` starts its kernels over ipc sockets, like the grading kernels (no TCP port
   for parallel workers to collide on).
 
@@ -109,20 +110,26 @@ def broken_test(source):
     return (functions or tests)[0]
 
 
-def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
-    """The three submissions: solutions, one raising answer, the untouched version with edited locked tests."""
-    # (c) one answer raises instead of answering
+def make_submissions(source) -> dict[str, nbformat.NotebookNode]:
+    """The two submissions besides the answer table's: solutions, and one raising answer."""
     broken = copy.deepcopy(source)
     idx = source.cells.index(answer_before(source, broken_test(source)))
     broken.cells[idx].source = SOLUTION_RE.sub(lambda m: " " * _indent(m) + BROKEN, broken.cells[idx].source)
-    # (d) the untouched student version with every test cell replaced by a test that always passes
-    tampered = copy.deepcopy(release)
-    for cell in autograded_tests(tampered):
-        cell.source = "# nothing to test here\npass"
-    return {"solutions": copy.deepcopy(source), "raising": broken, "tampered": tampered}
+    return {"solutions": copy.deepcopy(source), "raising": broken}
 
 
 TABLE_PREFIX = "row"  # the table's submissions are row01, row02, ...
+#: the table's submission whose locked test cells are also edited into ``pass`` (see the module docstring)
+TAMPERED = f"{TABLE_PREFIX}01"
+NOTHING_TO_TEST = "# nothing to test here\npass"
+
+
+def tamper(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with every locked test cell replaced by a test that always passes."""
+    out = copy.deepcopy(nb)
+    for cell in autograded_tests(out):
+        cell.source = NOTHING_TO_TEST
+    return out
 
 
 def _names(source: str, ctx: type) -> set[str]:
@@ -259,7 +266,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         IpcExecute.started.clear()
         graded = Graded(source, release, validator.validate(str(src_path)))
         graded.kernels = list(IpcExecute.started)
-        submissions = make_submissions(source, release)
+        submissions = make_submissions(source)
         for student, nb in submissions.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -268,6 +275,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
             assert result["success"], f"autograde of {name} for {student} crashed: {result.get('error')}\n{result.get('log')}"
             graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
         rows, graded.table = table_submissions(source)
+        rows[TAMPERED] = tamper(rows[TAMPERED])
         for student, nb in rows.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -393,8 +401,12 @@ def test_autograde_scores(course, name):
     for part, (score, max_score) in scores["raising"].items():
         want = 0 if part == broken else max_score
         assert score == want, f"{name}: with a raising answer to {broken}, {part} gets {score} (expected {want})"
-    for part, (score, _) in scores["tampered"].items():
-        assert score == 0, f"{name}: the untouched version with edited tests gets {score} on {part} (not restored?)"
+    rows = {part: course[name].table.get((TAMPERED, part), (None, "right"))[1] for part in scores[TAMPERED]}
+    wrong = [part for part, row in rows.items() if row not in answer_table.RIGHT | answer_table.EITHER]
+    assert wrong, f"{name}: {TAMPERED} has no wrong row, so its edited tests show nothing"
+    for part in wrong:
+        score = scores[TAMPERED][part][0]
+        assert score == 0, f"{name}: {TAMPERED} with edited tests gets {score} on {part} (row {rows[part]!r}; not restored?)"
 
 
 @pytest.mark.slow
@@ -402,7 +414,7 @@ def test_autograde_scores(course, name):
 def test_edited_locked_test_cells_are_restored(course, name):
     g = course[name]
     original = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.source)}
-    graded = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.autograded["tampered"])}
+    graded = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.autograded[TAMPERED])}
     assert graded == original
     raising = g.autograded["raising"]
     errors = [o for c in raising.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
