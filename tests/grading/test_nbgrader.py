@@ -3,8 +3,12 @@
 For every chapter, ``instructor/make_assignments.py`` makes the nbgrader source
 notebook from the chapter's exercise cells. Then:
 
-* the source passes its own tests (nbgrader's ``Validator``; the ``nbgrader
-  validate`` command exits 0 even when validation fails, so it is not used);
+* the source passes its own tests: nbgrader's ``Validator`` (the ``nbgrader
+  validate`` command exits 0 even when validation fails, so it is not used) on
+  the first assignment of each course folder (:data:`VALIDATED`); on the others,
+  the solutions' autograde below runs the same notebook's tests and must show
+  the same (no test cell with an error, full points), which saves the
+  Validator's own execution of each chapter;
 * ``generate_assignment`` makes a student version without solution code or
   hidden tests (checked by scanning it);
 * ``autograde`` gives the solutions full marks, and a submission whose answer
@@ -21,8 +25,8 @@ notebook from the chapter's exercise cells. Then:
   edited into ``pass``: it must get the original tests back (their sources, as in the source notebook)
   and so its rows' points (0 for every wrong row, where a ``pass`` would have passed). One submission
   for both checks: a separate "tampered" submission would cost each chapter one more autograde;
-* nbgrader's ``Validator`` starts its kernels over ipc sockets, like the grading kernels (no TCP port
-  for parallel workers to collide on).
+* nbgrader's ``Validator`` starts its kernels over ipc sockets, and so does the grader for every
+  submission (no TCP port for parallel workers to collide on).
 
 These run with ``seed = None`` (the book's numbers); tests/grading/test_per_student.py
 grades per-student variants with the course's seed preprocessor.
@@ -47,12 +51,22 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient.util import run_sync
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from sqlalchemy.exc import SAWarning
 from support import answer_table
-from support.grading import ASSIGNMENT_CHAPTERS, IpcExecute, ipc_validator, make_assignments, model_answer, nbg, nbgrader_plugins
+from support.grading import (
+    ASSIGNMENT_CHAPTERS,
+    IpcExecute,
+    ipc_validator,
+    kernel_facts,
+    make_assignments,
+    model_answer,
+    nbg,
+    nbgrader_plugins,
+)
 from support.paths import BIN
 from traitlets.config import Config
 
@@ -63,6 +77,8 @@ CHAPTERS = ASSIGNMENT_CHAPTERS
 if os.environ.get("ATTN_NBGRADER_ONLY"):  # development aid: grade only some assignments, e.g. "01 04"
     CHAPTERS = [c for c in CHAPTERS if c.name[:2] in os.environ["ATTN_NBGRADER_ONLY"].split()]
 NAMES = [make_assignments.assignment_name(c) for c in CHAPTERS]
+#: the assignments nbgrader's Validator runs on: the first of each of the two course folders (see ``course``)
+VALIDATED = frozenset(NAMES[:2])
 SOLUTION_RE = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -91,7 +107,8 @@ class Graded:
 
     source: nbformat.NotebookNode
     release: nbformat.NotebookNode
-    validation: dict
+    #: the Validator's report (``{}``: the source passes its own tests), or None where it did not run (:data:`VALIDATED`)
+    validation: dict | None
     scores: dict[str, dict[str, tuple[float | None, float]]] = field(default_factory=dict)
     autograded: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
     broken_part: str = ""
@@ -99,8 +116,21 @@ class Graded:
     table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     #: the kernels the Validator started: transport, address, sockets seen as files
     kernels: list[dict] = field(default_factory=list)
+    #: the kernels the grader started for the chapter's submissions, the same facts
+    grading_kernels: list[dict] = field(default_factory=list)
     #: seconds of the one autograde run of the table's submissions
     table_seconds: float = 0.0
+
+
+class RecordedSandboxExecute(nbgrader_plugins.SandboxExecute):
+    """The grader's ``SandboxExecute``, recording each kernel it starts in ``IpcExecute.started`` as ``IpcExecute`` does."""
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()  # the kernel answered: its sockets are bound
+        IpcExecute.started.append(kernel_facts(self.km))
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient's synchronous name wraps its own coroutine
 
 
 def broken_test(source):
@@ -253,7 +283,9 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
     cfg.ExecutePreprocessor.timeout = 120
     # the book's preprocessors (restored cells, judging outside the kernel), without a per-student seed
     cfg.Autograde.sanitize_preprocessors = nbgrader_plugins.sanitize_preprocessors(seed=False)
-    cfg.Autograde.autograde_preprocessors = nbgrader_plugins.autograde_preprocessors()
+    grader = nbgrader_plugins.autograde_preprocessors()
+    assert nbgrader_plugins.SandboxExecute in grader
+    cfg.Autograde.autograde_preprocessors = [RecordedSandboxExecute if p is nbgrader_plugins.SandboxExecute else p for p in grader]
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     validator = ipc_validator(cfg)
     results = {}
@@ -264,8 +296,9 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         source = nbformat.read(src_path, as_version=4)
         release = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
         IpcExecute.started.clear()
-        graded = Graded(source, release, validator.validate(str(src_path)))
+        graded = Graded(source, release, validator.validate(str(src_path)) if name in VALIDATED else None)
         graded.kernels = list(IpcExecute.started)
+        IpcExecute.started.clear()
         submissions = make_submissions(source)
         for student, nb in submissions.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
@@ -287,6 +320,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         for student in rows:
             graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
         submissions |= rows
+        graded.grading_kernels = list(IpcExecute.started)
         with Gradebook(cfg.CourseDirectory.db_url) as gb:
             for student in submissions:
                 sub = gb.find_submission_notebook(name, name, student)
@@ -366,7 +400,17 @@ def test_generator_leaves_out_book_only_cells_and_keeps_order():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_source_passes_its_own_tests(course, name):
-    assert course[name].validation == {}, f"{name}: the source notebook fails its own tests: {course[name].validation}"
+    """nbgrader's Validator where it ran (:data:`VALIDATED`); elsewhere the solutions' autograde of the same notebook:
+    no test cell of it has an error output, and every part gets its points (what the Validator checks of a source)."""
+    g = course[name]
+    if name in VALIDATED:
+        assert g.validation == {}, f"{name}: the source notebook fails its own tests: {g.validation}"
+        return
+    assert g.validation is None
+    tests = autograded_tests(g.autograded["solutions"])
+    failing = [nbg(c)["grade_id"] for c in tests if any(o.get("output_type") == "error" for o in c.outputs)]
+    assert tests and not failing, f"{name}: the source notebook fails its own tests {failing} when graded"
+    assert all(max_score > 0 and score == max_score for score, max_score in g.scores["solutions"].values()), g.scores["solutions"]
 
 
 @pytest.mark.slow
@@ -489,9 +533,13 @@ def test_every_row_of_the_answer_table_gets_the_self_checks_verdict_and_reason_f
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_validators_kernels_talk_over_ipc_sockets(course, name):
-    """Issue 46: a kernel started over TCP may find its port taken by a parallel worker (ZMQError: Address already in use)."""
-    kernels = course[name].kernels
-    assert kernels, f"{name}: validation started no kernel"
-    for kernel in kernels:
+    """Issue 46: a kernel started over TCP may find its port taken by a parallel worker (ZMQError: Address already in use).
+
+    The Validator's kernels where it ran (:data:`VALIDATED`), and the grader's kernels of every submission."""
+    g = course[name]
+    assert bool(g.kernels) == (name in VALIDATED), f"{name}: the Validator started {len(g.kernels)} kernels"
+    students = {s for s in g.autograded}
+    assert len(g.grading_kernels) >= len(students), f"{name}: {len(g.grading_kernels)} kernels for {len(students)} submissions"
+    for kernel in g.kernels + g.grading_kernels:
         assert kernel["transport"] == "ipc" and kernel["socket_files"], kernel
         assert kernel["ip"].startswith(tempfile.gettempdir()), kernel  # a fresh folder of its own, not the shared runtime folder
