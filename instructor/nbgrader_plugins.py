@@ -815,6 +815,10 @@ class SandboxExecute(Execute):
         km.limits = self.limits()
         return km
 
+    def _time_limit(self, cell):
+        """The seconds ``cell`` may run, as nbclient decides them: ``timeout_func(cell)`` if it is set, else ``timeout``."""
+        return self.timeout_func(cell) if self.timeout_func is not None else self.timeout
+
     def _stopped(self, cell, reason: str) -> None:
         cell.outputs.append(nbformat.v4.new_output("error", ename="KernelStopped", evalue=reason, traceback=[f"KernelStopped: {reason}"]))
 
@@ -852,13 +856,13 @@ class SandboxExecute(Execute):
                         stopped = (index, "the kernel stopped (an exit, a crash or a resource limit) while running this cell")
                         break
                     except CellTimeoutError:  # the interrupt did not end the cell, and its output never settled
-                        stopped = (index, f"this cell ran past the time limit of {self.timeout} s")
+                        stopped = (index, f"this cell ran past the time limit of {self._time_limit(cell)} s")
                         break
                     except Exception as exc:  # noqa: BLE001 (nbclient's timeouts of the output channel, a kernel gone mute)
                         stopped = (index, f"the kernel stopped answering while running this cell ({type(exc).__name__})")
                         break
                     if any(o.get("output_type") == "error" and o.get("ename") == timeout_name for o in cell.get("outputs", [])):
-                        stopped = (index, f"this cell ran past the time limit of {self.timeout} s")
+                        stopped = (index, f"this cell ran past the time limit of {self._time_limit(cell)} s")
                         break
                 add_phase_time("cells", time.perf_counter() - began)
                 began = time.perf_counter()

@@ -3,16 +3,17 @@
 For every chapter, ``instructor/make_assignments.py`` makes the nbgrader source
 notebook from the chapter's exercise cells. Then:
 
-* the source passes its own tests (nbgrader's ``Validator``; the ``nbgrader
-  validate`` command exits 0 even when validation fails, so it is not used);
+* the source passes its own tests: nbgrader's ``Validator`` (the ``nbgrader
+  validate`` command exits 0 even when validation fails, so it is not used) on
+  the first assignment of each course folder (:data:`VALIDATED`); on the others,
+  the solutions' autograde below runs the same notebook's tests and must show
+  the same (no test cell with an error, full points), which saves the
+  Validator's own execution of each chapter;
 * ``generate_assignment`` makes a student version without solution code or
   hidden tests (checked by scanning it);
-* ``autograde`` gives the solutions full marks, a submission whose answer
+* ``autograde`` gives the solutions full marks, and a submission whose answer
   raises 0 on that part (and full marks elsewhere, so the grader did not
-  crash), and the untouched student version with every locked test cell
-  edited into ``pass`` gets the original tests back and so 0 on every
-  autograded part (one submission for both checks, which keeps this test,
-  which grades every chapter, at three autogrades per chapter);
+  crash);
 * the table of right and wrong answers of issue 49 (tests/support/answer_table.py), the fourth column
   after the self-check, ``check_by_hand`` and the hand-in judge of tests/exercises/test_one_comparator.py:
   every row of every judged exercise typed into its answer cell, one row per exercise in each
@@ -20,8 +21,12 @@ notebook from the chapter's exercise cells. Then:
   solutions' submission), all of a chapter's rows autograded in one ``nbgrader autograde`` run. Each
   row must get the points of the self-check's verdict (0 or full) and the self-check's reasons in the
   grader's feedback;
-* nbgrader's ``Validator`` starts its kernels over ipc sockets, like the grading kernels (no TCP port
-  for parallel workers to collide on).
+* the first of those submissions (``row01``, wrong answers throughout) also has every locked test cell
+  edited into ``pass``: it must get the original tests back (their sources, as in the source notebook)
+  and so its rows' points (0 for every wrong row, where a ``pass`` would have passed). One submission
+  for both checks: a separate "tampered" submission would cost each chapter one more autograde;
+* nbgrader's ``Validator`` starts its kernels over ipc sockets, and so does the grader for every
+  submission (no TCP port for parallel workers to collide on).
 
 These run with ``seed = None`` (the book's numbers); tests/grading/test_per_student.py
 grades per-student variants with the course's seed preprocessor.
@@ -46,12 +51,22 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient.util import run_sync
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from sqlalchemy.exc import SAWarning
 from support import answer_table
-from support.grading import ASSIGNMENT_CHAPTERS, IpcExecute, ipc_validator, make_assignments, model_answer, nbg, nbgrader_plugins
+from support.grading import (
+    ASSIGNMENT_CHAPTERS,
+    IpcExecute,
+    ipc_validator,
+    kernel_facts,
+    make_assignments,
+    model_answer,
+    nbg,
+    nbgrader_plugins,
+)
 from support.paths import BIN
 from traitlets.config import Config
 
@@ -62,6 +77,8 @@ CHAPTERS = ASSIGNMENT_CHAPTERS
 if os.environ.get("ATTN_NBGRADER_ONLY"):  # development aid: grade only some assignments, e.g. "01 04"
     CHAPTERS = [c for c in CHAPTERS if c.name[:2] in os.environ["ATTN_NBGRADER_ONLY"].split()]
 NAMES = [make_assignments.assignment_name(c) for c in CHAPTERS]
+#: the assignments nbgrader's Validator runs on: the first of each of the two course folders (see ``course``)
+VALIDATED = frozenset(NAMES[:2])
 SOLUTION_RE = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 HIDDEN_RE = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
@@ -90,7 +107,8 @@ class Graded:
 
     source: nbformat.NotebookNode
     release: nbformat.NotebookNode
-    validation: dict
+    #: the Validator's report (``{}``: the source passes its own tests), or None where it did not run (:data:`VALIDATED`)
+    validation: dict | None
     scores: dict[str, dict[str, tuple[float | None, float]]] = field(default_factory=dict)
     autograded: dict[str, nbformat.NotebookNode] = field(default_factory=dict)
     broken_part: str = ""
@@ -98,8 +116,21 @@ class Graded:
     table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     #: the kernels the Validator started: transport, address, sockets seen as files
     kernels: list[dict] = field(default_factory=list)
+    #: the kernels the grader started for the chapter's submissions, the same facts
+    grading_kernels: list[dict] = field(default_factory=list)
     #: seconds of the one autograde run of the table's submissions
     table_seconds: float = 0.0
+
+
+class RecordedSandboxExecute(nbgrader_plugins.SandboxExecute):
+    """The grader's ``SandboxExecute``, recording each kernel it starts in ``IpcExecute.started`` as ``IpcExecute`` does."""
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()  # the kernel answered: its sockets are bound
+        IpcExecute.started.append(kernel_facts(self.km))
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient's synchronous name wraps its own coroutine
 
 
 def broken_test(source):
@@ -109,20 +140,26 @@ def broken_test(source):
     return (functions or tests)[0]
 
 
-def make_submissions(source, release) -> dict[str, nbformat.NotebookNode]:
-    """The three submissions: solutions, one raising answer, the untouched version with edited locked tests."""
-    # (c) one answer raises instead of answering
+def make_submissions(source) -> dict[str, nbformat.NotebookNode]:
+    """The two submissions besides the answer table's: solutions, and one raising answer."""
     broken = copy.deepcopy(source)
     idx = source.cells.index(answer_before(source, broken_test(source)))
     broken.cells[idx].source = SOLUTION_RE.sub(lambda m: " " * _indent(m) + BROKEN, broken.cells[idx].source)
-    # (d) the untouched student version with every test cell replaced by a test that always passes
-    tampered = copy.deepcopy(release)
-    for cell in autograded_tests(tampered):
-        cell.source = "# nothing to test here\npass"
-    return {"solutions": copy.deepcopy(source), "raising": broken, "tampered": tampered}
+    return {"solutions": copy.deepcopy(source), "raising": broken}
 
 
 TABLE_PREFIX = "row"  # the table's submissions are row01, row02, ...
+#: the table's submission whose locked test cells are also edited into ``pass`` (see the module docstring)
+TAMPERED = f"{TABLE_PREFIX}01"
+NOTHING_TO_TEST = "# nothing to test here\npass"
+
+
+def tamper(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` with every locked test cell replaced by a test that always passes."""
+    out = copy.deepcopy(nb)
+    for cell in autograded_tests(out):
+        cell.source = NOTHING_TO_TEST
+    return out
 
 
 def _names(source: str, ctx: type) -> set[str]:
@@ -246,7 +283,9 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
     cfg.ExecutePreprocessor.timeout = 120
     # the book's preprocessors (restored cells, judging outside the kernel), without a per-student seed
     cfg.Autograde.sanitize_preprocessors = nbgrader_plugins.sanitize_preprocessors(seed=False)
-    cfg.Autograde.autograde_preprocessors = nbgrader_plugins.autograde_preprocessors()
+    grader = nbgrader_plugins.autograde_preprocessors()
+    assert nbgrader_plugins.SandboxExecute in grader
+    cfg.Autograde.autograde_preprocessors = [RecordedSandboxExecute if p is nbgrader_plugins.SandboxExecute else p for p in grader]
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     validator = ipc_validator(cfg)
     results = {}
@@ -257,9 +296,10 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         source = nbformat.read(src_path, as_version=4)
         release = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
         IpcExecute.started.clear()
-        graded = Graded(source, release, validator.validate(str(src_path)))
+        graded = Graded(source, release, validator.validate(str(src_path)) if name in VALIDATED else None)
         graded.kernels = list(IpcExecute.started)
-        submissions = make_submissions(source, release)
+        IpcExecute.started.clear()
+        submissions = make_submissions(source)
         for student, nb in submissions.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -268,6 +308,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
             assert result["success"], f"autograde of {name} for {student} crashed: {result.get('error')}\n{result.get('log')}"
             graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
         rows, graded.table = table_submissions(source)
+        rows[TAMPERED] = tamper(rows[TAMPERED])
         for student, nb in rows.items():
             target = root / "submitted" / student / name / f"{name}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -279,6 +320,7 @@ def grade_part(root: Path, names: list[str]) -> dict[str, Graded]:
         for student in rows:
             graded.autograded[student] = nbformat.read(root / "autograded" / student / name / f"{name}.ipynb", as_version=4)
         submissions |= rows
+        graded.grading_kernels = list(IpcExecute.started)
         with Gradebook(cfg.CourseDirectory.db_url) as gb:
             for student in submissions:
                 sub = gb.find_submission_notebook(name, name, student)
@@ -358,7 +400,17 @@ def test_generator_leaves_out_book_only_cells_and_keeps_order():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_source_passes_its_own_tests(course, name):
-    assert course[name].validation == {}, f"{name}: the source notebook fails its own tests: {course[name].validation}"
+    """nbgrader's Validator where it ran (:data:`VALIDATED`); elsewhere the solutions' autograde of the same notebook:
+    no test cell of it has an error output, and every part gets its points (what the Validator checks of a source)."""
+    g = course[name]
+    if name in VALIDATED:
+        assert g.validation == {}, f"{name}: the source notebook fails its own tests: {g.validation}"
+        return
+    assert g.validation is None
+    tests = autograded_tests(g.autograded["solutions"])
+    failing = [nbg(c)["grade_id"] for c in tests if any(o.get("output_type") == "error" for o in c.outputs)]
+    assert tests and not failing, f"{name}: the source notebook fails its own tests {failing} when graded"
+    assert all(max_score > 0 and score == max_score for score, max_score in g.scores["solutions"].values()), g.scores["solutions"]
 
 
 @pytest.mark.slow
@@ -393,8 +445,12 @@ def test_autograde_scores(course, name):
     for part, (score, max_score) in scores["raising"].items():
         want = 0 if part == broken else max_score
         assert score == want, f"{name}: with a raising answer to {broken}, {part} gets {score} (expected {want})"
-    for part, (score, _) in scores["tampered"].items():
-        assert score == 0, f"{name}: the untouched version with edited tests gets {score} on {part} (not restored?)"
+    rows = {part: course[name].table.get((TAMPERED, part), (None, "right"))[1] for part in scores[TAMPERED]}
+    wrong = [part for part, row in rows.items() if row not in answer_table.RIGHT | answer_table.EITHER]
+    assert wrong, f"{name}: {TAMPERED} has no wrong row, so its edited tests show nothing"
+    for part in wrong:
+        score = scores[TAMPERED][part][0]
+        assert score == 0, f"{name}: {TAMPERED} with edited tests gets {score} on {part} (row {rows[part]!r}; not restored?)"
 
 
 @pytest.mark.slow
@@ -402,7 +458,7 @@ def test_autograde_scores(course, name):
 def test_edited_locked_test_cells_are_restored(course, name):
     g = course[name]
     original = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.source)}
-    graded = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.autograded["tampered"])}
+    graded = {nbg(c)["grade_id"]: c.source for c in autograded_tests(g.autograded[TAMPERED])}
     assert graded == original
     raising = g.autograded["raising"]
     errors = [o for c in raising.cells if c.cell_type == "code" for o in c.outputs if o.get("output_type") == "error"]
@@ -483,9 +539,13 @@ def test_every_row_of_the_answer_table_gets_the_self_checks_verdict_and_reason_f
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_the_validators_kernels_talk_over_ipc_sockets(course, name):
-    """Issue 46: a kernel started over TCP may find its port taken by a parallel worker (ZMQError: Address already in use)."""
-    kernels = course[name].kernels
-    assert kernels, f"{name}: validation started no kernel"
-    for kernel in kernels:
+    """Issue 46: a kernel started over TCP may find its port taken by a parallel worker (ZMQError: Address already in use).
+
+    The Validator's kernels where it ran (:data:`VALIDATED`), and the grader's kernels of every submission."""
+    g = course[name]
+    assert bool(g.kernels) == (name in VALIDATED), f"{name}: the Validator started {len(g.kernels)} kernels"
+    students = {s for s in g.autograded}
+    assert len(g.grading_kernels) >= len(students), f"{name}: {len(g.grading_kernels)} kernels for {len(students)} submissions"
+    for kernel in g.kernels + g.grading_kernels:
         assert kernel["transport"] == "ipc" and kernel["socket_files"], kernel
         assert kernel["ip"].startswith(tempfile.gettempdir()), kernel  # a fresh folder of its own, not the shared runtime folder

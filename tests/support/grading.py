@@ -103,6 +103,13 @@ def _judged(exercise: str, seed: int | None, handed: list[dict]) -> list[str]:
     return grading.judge_outputs(exercise, seed, outputs)
 
 
+def kernel_facts(km) -> dict:
+    """A started kernel's transport, its ``ip`` (for ipc: the sockets' path prefix) and whether its sockets are files."""
+    info = km.get_connection_info()
+    ports = [info[k] for k in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
+    return {"transport": info["transport"], "ip": info["ip"], "socket_files": all(Path(f"{info['ip']}-{p}").is_socket() for p in ports)}
+
+
 class IpcExecute(Execute):
     """nbgrader's ``Execute`` with the grading kernels' transport: ipc sockets in a fresh folder per kernel.
 
@@ -125,11 +132,7 @@ class IpcExecute(Execute):
 
     async def async_start_new_kernel_client(self):
         kc = await super().async_start_new_kernel_client()  # the kernel answered: its sockets are bound
-        info = self.km.get_connection_info()
-        ports = [info[k] for k in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
-        IpcExecute.started.append(
-            {"transport": info["transport"], "ip": info["ip"], "socket_files": all(Path(f"{info['ip']}-{p}").is_socket() for p in ports)}
-        )
+        IpcExecute.started.append(kernel_facts(self.km))
         return kc
 
     start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient's synchronous name wraps its own coroutine
