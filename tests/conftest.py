@@ -63,6 +63,8 @@ FIRST = (
     "package/test_package.py",
     "web/test_browser_explorer.py",
     "web/test_lab_induction.py",
+    "web/test_lab_live_training.py",
+    "grading/test_course_hub.py",  # mostly waiting on the hub's servers: beside the chain's CPU-bound build
     "book/test_nbconvert.py",
 )
 LAST = (
