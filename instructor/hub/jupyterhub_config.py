@@ -100,6 +100,12 @@ if PROXY is None:
     fail("configurable-http-proxy is not installed: run `npm ci` in the book's clone (package.json pins it), "
          "or `npm install -g configurable-http-proxy`")
 BWRAP = shutil.which("bwrap")
+#: what a student's server runs from (the book's clone, its Python environment) when it lies under /tmp,
+#: which the container replaces by an empty folder of its own: shown to it read-only again
+NEEDED_UNDER_TMP = sorted(
+    {p for p in (HERE.parents[1], Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()) if Path("/tmp") in p.parents},
+    key=lambda p: len(p.parts),
+)
 if BWRAP is None or (os.geteuid() == 0 and shutil.which("setpriv") is None):
     fail("the students' servers run in a bubblewrap container: install bubblewrap and util-linux (apt-get install bubblewrap)")
 
@@ -178,6 +184,8 @@ class CourseSpawner(SimpleLocalProcessSpawner):
         if uid is None:
             cmd += ["--unshare-user", "--uid", str(inside), "--gid", str(inside)]
         cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+        for needed in NEEDED_UNDER_TMP:  # the fresh /tmp above would hide them
+            cmd += ["--ro-bind", str(needed), str(needed)]
         for hidden in sorted({HUB_DIR, COURSE_DIR}, key=lambda p: len(p.parts)):
             cmd += ["--tmpfs", str(hidden)]
         for folder in (EXCHANGE, home):
