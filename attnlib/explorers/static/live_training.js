@@ -705,7 +705,7 @@ function drawViews(P, L, msg, data, f) {
     view.table.parentNode.hidden = k >= layers;
     if (k >= layers) return;
     const scores = k === 0 ? v.previous : v.prefix, h = scores.indexOf(Math.max(...scores));
-    view.update(v.maps[k][h], { rows: labels, cols: labels, caption: `layer ${k + 1}, head ${h + 1}: weights`, vmin: 0, vmax: 1, decimals: 2 });
+    view.update(v.maps[k][h], { rows: labels, cols: v.tokens, caption: `layer ${k + 1}, head ${h + 1}: weights`, vmin: 0, vmax: 1, decimals: 2 });
   });
   L.say(null, `Step ${v.step}: repeated-half loss ${f(v.second)}.`);
 }
