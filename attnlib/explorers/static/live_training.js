@@ -3,7 +3,7 @@
 // Worker runs their text (trainerSource, in a blob made in the page: nothing is fetched). Held to train_induction by
 // tests/explorers/test_live_training_golden.py (every step's loss) and to live_views by the kind's golden cases.
 import { el, MatrixView, read, choiceSetting, focusedLayout, listen, saveSoon } from "./dom.js";
-import { formatValue } from "./format.js";
+import { countOf, formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
 
 function mix32(z) {
@@ -24,14 +24,8 @@ class PortableRandom {
   }
   uint32() {
     const s = this.s;
-    const x = Math.imul(s[1], 5);
-    const r = Math.imul((x << 7) | (x >>> 25), 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
+    const x = Math.imul(s[1], 5), r = Math.imul((x << 7) | (x >>> 25), 9) >>> 0, t = s[1] << 9;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t;
     s[3] = (s[3] << 11) | (s[3] >>> 21);
     return r;
   }
@@ -50,29 +44,23 @@ class PortableRandom {
     const out = Array.from({ length: n }, (_, i) => i);
     for (let i = n - 1; i > 0; i--) {
       const j = this.below(i + 1);
-      const t = out[i];
-      out[i] = out[j];
-      out[j] = t;
+      [out[i], out[j]] = [out[j], out[i]];
     }
     return out;
   }
+  /** A half length T from low to high with chance proportional to 1 / T. */
   halfLength(low, high) {
-    const cumulative = [];
     let acc = 0;
-    for (let T = low; T <= high; T++) {
-      acc += 1 / T;
-      cumulative.push(acc);
-    }
-    const target = this.random() * acc;
-    for (let k = 0; k < cumulative.length; k++) if (target < cumulative[k]) return low + k;
-    return high;
+    const cumulative = [];
+    for (let T = low; T <= high; T++) cumulative.push((acc += 1 / T));
+    const target = this.random() * acc, k = cumulative.findIndex((c) => target < c);
+    return k < 0 ? high : low + k;
   }
 }
 
 /** attnlib.induction.repeated_tokens from a PortableRandom: half lengths, then first halves, then starts. */
 function drawRepeats(rng, nSequences, vocab, low, high, nPositions) {
-  const halves = [];
-  for (let k = 0; k < nSequences; k++) halves.push(rng.halfLength(low, high));
+  const halves = Array.from({ length: nSequences }, () => rng.halfLength(low, high));
   const tokens = halves.map((h) => {
     const first = rng.permutation(vocab).slice(0, h);
     return first.concat(first);
@@ -91,13 +79,8 @@ function shapesOf(m) {
 
 /** Named row-major views (p.E, p.W_Q1, ...) into one flat array of every parameter, in shapesOf order. */
 function viewsOf(m, flat) {
-  const p = {};
   let at = 0;
-  for (const [name, r, c] of shapesOf(m)) {
-    p[name] = flat.subarray(at, at + r * c);
-    at += r * c;
-  }
-  return p;
+  return Object.fromEntries(shapesOf(m).map(([name, r, c]) => [name, flat.subarray(at, (at += r * c))]));
 }
 
 /** InductionModel.init(PortableRandom(seed)): normal entries of standard deviation 1 / sqrt(d_model), one flat array. */
@@ -171,17 +154,15 @@ function transposeInto(S, s, r, c, T) {
 }
 
 /**
- * Every array a step needs, made once, for up to `rows` tokens in sequences of up to `longest`. Per layer l: X[l] its
- * input (X[L] feeds the unembedding), QKV[l] (rows of Q | K | V), A[l] (each sequence's heads' n x n weights, causal
- * half), Cc[l] (the heads' outputs side by side); the weights' transposed copies; the gradients' scratch rows.
+ * Every array a step needs, for up to `rows` tokens in sequences of up to `longest`. Per layer: X its input (X[L] feeds
+ * the unembedding), QKV (rows of Q | K | V), A (each sequence's heads' n x n weights), Cc (the heads' outputs).
  */
 class Arena {
   constructor(m, rows, longest) {
     const D = m.dModel, V = m.vocab, L = m.nLayers, H = m.nHeads, D3 = 3 * D;
     const take = (n) => new Float64Array(n);
     const each = (n) => Array.from({ length: L }, () => take(n));
-    this.rows = rows;
-    this.longest = longest;
+    Object.assign(this, { rows, longest });
     this.X = Array.from({ length: L + 1 }, () => take(rows * D));
     this.QKV = each(rows * D3);
     this.A = each(H * rows * longest);
@@ -197,28 +178,22 @@ class Arena {
     this.T1 = take(D * rows);
     this.T2 = take(Math.max(D3, V) * rows);
     this.dS = take(longest * longest);
-    this.loss = new Float64Array(rows);
+    this.loss = take(rows);
     this.off = new Int32Array(rows + 1);  // sequence k's rows start at off[k] (at most one sequence per row)
     this.aOff = new Int32Array(rows + 1);  // and its weights at aOff[k] of every A[l]
     this.tok = new Int32Array(rows);
     this.pos = new Int32Array(rows);
-    this.N = 0;
-    this.S = 0;
   }
 }
 
-/** An arena that holds these sequences: `arena` if it is large enough, else a new one. */
+/** `arena` if it holds these sequences, else a larger one. */
 function arenaFor(arena, m, seqs) {
-  let rows = 0, longest = 0;
-  for (const s of seqs) {
-    rows += s.length;
-    longest = Math.max(longest, s.length);
-  }
+  const rows = seqs.reduce((n, s) => n + s.length, 0), longest = Math.max(...seqs.map((s) => s.length));
   if (arena && arena.rows >= rows && arena.longest >= longest) return arena;
   return new Arena(m, Math.max(rows, arena ? arena.rows : 0), Math.max(longest, arena ? arena.longest : 0));
 }
 
-/** The transposed and side-by-side copies of the weights that the products read (once per step). */
+/** The copies of the weights that the products read (once per step). */
 function layoutWeights(m, p, w) {
   const D = m.dModel, D3 = 3 * D;
   for (let l = 0; l < m.nLayers; l++) {
@@ -235,7 +210,7 @@ function layoutWeights(m, p, w) {
   transposeInto(p.W_U, 0, D, m.vocab, w.WuT);
 }
 
-/** The forward pass of sequences (token lists, sequence k from position starts[k]) into the arena (laid out first). */
+/** The forward pass of sequences (sequence k from position starts[k]) into the arena. */
 function forwardBatch(m, w, seqs, starts) {
   const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab;
   const { off, aOff, tok, pos } = w;
@@ -294,8 +269,7 @@ function forwardBatch(m, w, seqs, starts) {
   dotRows(w.X[L], 0, w.WuT, 0, N, D, V, w.logits, 0, false);
 }
 
-/** Each row's cross-entropy with its next token into w.loss (0 for a last row); with `scale`, the logits become
- * scale times its gradient. */
+/** Each row's cross-entropy with the next token into w.loss; with `scale`, the logits become scale times its gradient. */
 function crossEntropy(m, w, seqs, scale) {
   const V = m.vocab, logits = w.logits, loss = w.loss;
   for (let k = 0; k < seqs.length; k++) {
@@ -323,7 +297,7 @@ function crossEntropy(m, w, seqs, scale) {
   }
 }
 
-/** The gradient of every parameter (flat, in shapesOf order, overwritten) from the logits' gradient in the arena. */
+/** Every parameter's gradient into g from the logits' gradient in the arena. */
 function backwardBatch(m, p, w, g) {
   const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab, N = w.N;
   const { dx, dc, dqkv, T1, T2, off, aOff, dS } = w;
@@ -341,7 +315,7 @@ function backwardBatch(m, p, w, g) {
       const o = off[k], n = off[k + 1] - o;
       for (let h = 0; h < H; h++) {
         const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh, co = o * D + h * dh;
-        // the scores' gradient dS (n x n, causal half) from the weights' gradient dA = dc V^T
+        // the scores' gradient dS from the weights' gradient dA = dc V^T
         for (let i = 0; i < n; i++) {
           const ci = co + i * D, row = i * n;
           let inner = 0;
@@ -377,7 +351,7 @@ function backwardBatch(m, p, w, g) {
   }
 }
 
-/** Mean loss in w.loss of every row, of the first halves' rows and of the repeated halves' (rows T to 2T - 2). */
+/** Mean of w.loss over every row, the first halves and the repeated halves (rows T to 2T - 2). */
 function halfMeans(w, seqs, halves) {
   let all = 0, nAll = 0, a = 0, na = 0, b = 0, nb = 0;
   seqs.forEach((s, k) => {
@@ -392,7 +366,7 @@ function halfMeans(w, seqs, halves) {
   return { loss: all / nAll, first: a / na, second: b / nb };
 }
 
-/** Mean loss and both halves' loss of a batch, its gradient into g (one step of attnlib's train_induction). */
+/** A batch's mean losses (halfMeans) and its gradient into g. */
 function lossAndGradients(m, p, w, batch, g) {
   const seqs = batch.tokens;
   forwardBatch(m, w, seqs, batch.starts);
@@ -402,7 +376,7 @@ function lossAndGradients(m, p, w, batch, g) {
   return r;
 }
 
-/** attnlib.training.Adam with its defaults (beta1 0.9, beta2 0.999, eps 1e-8), in place, in one pass over flat arrays. */
+/** attnlib.training.Adam with its defaults, in place. */
 function adamStep(state, w, g, lr) {
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
   state.t += 1;
@@ -415,10 +389,7 @@ function adamStep(state, w, g, lr) {
   }
 }
 
-/**
- * A run in the order of attnlib.induction.train_induction: params, then batches, each from PortableRandom(seed); the
- * learning rate falls linearly from lr to finalLr over nSteps, then stays.
- */
+/** attnlib.induction.train_induction's run; the learning rate falls linearly from lr to finalLr over nSteps, then stays. */
 class Trainer {
   constructor(s) {
     this.m = { vocab: s.vocab, nPositions: s.nPositions, dModel: s.dModel, nHeads: s.nHeads, nLayers: s.nLayers };
@@ -431,16 +402,13 @@ class Trainer {
     this.adam = { t: 0, m: new Float64Array(this.flat.length), v: new Float64Array(this.flat.length) };
     this.arena = null;
     this.step = 0;
-    this.losses = [];
-    this.first = [];
-    this.second = [];
+    [this.losses, this.first, this.second] = [[], [], []];
   }
   learningRate(step) {
     const s = this.s, end = s.finalLr == null ? s.lr : s.finalLr, last = Math.max(s.nSteps - 1, 0);
     const done = Math.min(step, last) / Math.max(last, 1);
     return s.lr * (1 - done) + end * done;
   }
-  /** The arena for these sequences, the current weights laid out in it. */
   arenaFor(seqs) {
     const w = (this.arena = arenaFor(this.arena, this.m, seqs));
     w.E = this.p.E;
@@ -491,11 +459,7 @@ function diagonalShare(t, w) {
   return wins / V;
 }
 
-/**
- * What the page shows (attnlib.explorers.kinds.live_training.live_views): held-out losses of both halves, layer 1's
- * previous-token and the last layer's prefix-matching score of every head, diagonalShare, the attention maps of
- * every layer on one sequence, the step of the drop.
- */
+/** What the page shows: attnlib.explorers.kinds.live_training.live_views. */
 function liveViews(t, data, curves) {
   const m = t.m, H = m.nHeads, L = m.nLayers, probe = data.probe.tokens, w = t.arenaFor(probe);
   const prev = new Array(H).fill(0), prefix = new Array(H).fill(0);
@@ -542,7 +506,7 @@ function stepAndWatch(t, data) {
   if (formed(v, data)) t.formed = v;
 }
 
-/** A trainer for the explorer's settings on the page's data (the learning rate falls to data.final_lr over data.n_steps). */
+/** A trainer for the explorer's settings on the page's data. */
 function trainerFor(data, settings) {
   return new Trainer({
     vocab: data.vocab, nPositions: data.n_positions, halfLengths: data.half_lengths, nSequences: data.n_sequences,
@@ -556,25 +520,24 @@ const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams
   layoutWeights, forwardBatch, crossEntropy, backwardBatch, halfMeans, lossAndGradients, adamStep, Trainer, dropStep,
   diagonalShare, liveViews, formed, stepAndWatch, trainerFor];
 
-/** The trainer's source text, for a worker: every part's own text (none uses an import). */
+/** The trainer's source text, for a worker. */
 export function trainerSource() {
   return PARTS.map(String).join("\n");
 }
 
-/** The trainer's math (the worker runs the same functions' text). */
 export const kit = { shapesOf, initParams, dotRows, Trainer, dropStep, liveViews, formed, stepAndWatch, trainerFor };
 
-/** The page's views after `steps` steps from `settings` (the golden cases: attnlib's live_views). */
+/** The views after `steps` steps (the golden cases). */
 export function liveViewsAfter(data, settings, steps) {
   const t = trainerFor(data, settings);
   for (let s = 0; s < steps; s++) t.trainStep();
   return liveViews(t, data, true);
 }
 
-// ---- the worker: trains in slices of about 250 ms, reports after each, takes messages in between ----
+// ---- the worker: trains in slices of 250 ms, reports after each ----
 
 function workerMain() {
-  // runs in the worker, whose global scope holds trainerSource()'s functions (and nothing else of this module)
+  // its global scope holds trainerSource()'s functions, nothing else of this module
   let t = null, data = null, running = false, timer = null;
   const report = (params) => postMessage({ views: liveViews(t, data, false), formed: t.formed, curves: { first: t.first, second: t.second },
     running, shapes: shapesOf(t.m), params });
@@ -604,7 +567,7 @@ function workerMain() {
   };
 }
 
-/** A Web Worker running trainerSource() and workerMain, from a blob made in the page (its own origin; nothing fetched). */
+/** A Web Worker running trainerSource() and workerMain, from a blob made in the page. */
 export function startWorker() {
   const url = URL.createObjectURL(new Blob([`${trainerSource()}\n(${workerMain})();\n`], { type: "text/javascript" }));
   const worker = new Worker(url);
@@ -613,7 +576,6 @@ export function startWorker() {
 }
 
 // ---- the panel ----
-const SETTINGS = ["lr", "n_layers", "n_heads", "d_model", "seed"];
 
 /**
  * Running means of 20 steps of both halves' training loss (the colours and dashes of fig-induction-loss), with axis
@@ -646,12 +608,13 @@ function chart(curves, vocab, drop) {
 
 const seedChoices = (model) => Array.from({ length: read(model, "max_seed", 99) + 1 }, (_, i) => i);
 
-/** Each setting: its key, slider label, the model's list of choices (a function for the seeds) and fallback. */
+/** Each setting: key, label, the model's list of choices (or a function) and fallback. */
 const CONTROLS = [["lr", "learning rate", "lr_choices", 0.015], ["n_layers", "layers", "layer_choices", 2],
   ["n_heads", "heads per layer", "head_choices", 1], ["d_model", "width d_model", "width_choices", 32], ["seed", "seed", seedChoices, 0]];
+const SETTINGS = CONTROLS.map((c) => c[0]);
 const choicesOf = (model, list, fallback) => (typeof list === "function" ? list(model) : read(model, list, fallback));
 
-/** The controls (train/pause, one step, reset, then the five settings), the chart and the two maps. */
+/** The buttons, the settings, the chart and the two maps. */
 function buildPanel(L, model, on) {
   const controls = CONTROLS.map(([key, label, list, fallback]) => choiceSetting(L, { key, label, fallback,
     choices: choicesOf(model, list, [fallback]), cls: `attnlib-${{ n_layers: "layers", n_heads: "heads", d_model: "width" }[key] || key}` }));
@@ -670,19 +633,18 @@ function buildPanel(L, model, on) {
   return { controls, train, milestones, progress, chartBox, maps };
 }
 
-const plural = (k, noun) => `${k} ${noun}${k > 1 ? "s" : ""}`;
-const describe = (s) => `learning rate ${s.lr}, ${plural(s.n_layers, "layer")}, ${plural(s.n_heads, "head")} per layer, width ${s.d_model}, seed ${s.seed}`;
+const describe = (s) => `learning rate ${s.lr}, ${countOf(s.n_layers, "layer")}, ${countOf(s.n_heads, "head")} per layer, width ${s.d_model}, seed ${s.seed}`;
 
 function factsText(v, data, f) {
-  const ref = Math.log(data.vocab), layers = v.maps.length, V = data.vocab;
+  const layers = v.maps.length, V = data.vocab;
   return `Step ${v.step}. Held-out loss: first halves ${f(v.first)}, repeated halves ${f(v.second)} `
-    + `(${f(v.second / ref)} of ln ${V}). Previous-token score (layer 1): ${v.previous.map(f).join(", ")}; `
+    + `(${f(v.second / Math.log(V))} of ln ${V}). Previous-token score (layer 1): ${v.previous.map(f).join(", ")}; `
     + `prefix-matching score (layer ${layers}): ${v.prefix.map(f).join(", ")}; copying (layer ${layers}, head 1): `
     + `diagonal largest in ${Math.round(v.copying * V)} of ${V} rows. `
     + (v.drop >= 0 ? `The drop: step ${v.drop}.` : "No drop yet.") + (formed(v, data) ? " The induction head has formed." : "");
 }
 
-/** The milestone line (a polite live region): the drop, then the head (the step the worker found it), each said once per run. */
+/** The milestone line (a polite live region): the drop, then the head, each said once per run. */
 function milestone(P, msg, data, said, f) {
   const v = msg.views, head = msg.formed;
   if (v.drop >= 0 && !said.drop) {
@@ -710,7 +672,7 @@ function drawViews(P, L, msg, data, f) {
   L.say(null, `Step ${v.step}: repeated-half loss ${f(v.second)}.`);
 }
 
-/** In a notebook (a kernel listens): the paused run's weights go back to Python (LiveTrainingExplorer.trained_model). */
+/** In a notebook: the paused run's weights go to Python (LiveTrainingExplorer.trained_model). */
 function sendTrained(model, msg) {
   const params = {};
   for (const [name, rows, cols] of msg.shapes) {
