@@ -525,7 +525,8 @@ export function trainerSource() {
   return PARTS.map(String).join("\n");
 }
 
-export const kit = { shapesOf, initParams, dotRows, Trainer, dropStep, liveViews, formed, stepAndWatch, trainerFor };
+/** For the node tests and the benchmark. */
+export const kit = { shapesOf, Trainer, liveViews, formed, stepAndWatch, trainerFor };
 
 /** The views after `steps` steps (the golden cases). */
 export function liveViewsAfter(data, settings, steps) {
