@@ -186,13 +186,6 @@ class Arena {
   }
 }
 
-/** `arena` if it holds these sequences, else a larger one. */
-function arenaFor(arena, m, seqs) {
-  const rows = seqs.reduce((n, s) => n + s.length, 0), longest = Math.max(...seqs.map((s) => s.length));
-  if (arena && arena.rows >= rows && arena.longest >= longest) return arena;
-  return new Arena(m, Math.max(rows, arena ? arena.rows : 0), Math.max(longest, arena ? arena.longest : 0));
-}
-
 /** The copies of the weights that the products read (once per step). */
 function layoutWeights(m, p, w) {
   const D = m.dModel, D3 = 3 * D;
@@ -409,8 +402,11 @@ class Trainer {
     const done = Math.min(step, last) / Math.max(last, 1);
     return s.lr * (1 - done) + end * done;
   }
+  /** The arena, made larger if these sequences need it, with the current weights laid out. */
   arenaFor(seqs) {
-    const w = (this.arena = arenaFor(this.arena, this.m, seqs));
+    const rows = seqs.reduce((n, s) => n + s.length, 0), longest = Math.max(...seqs.map((s) => s.length)), a = this.arena;
+    if (!a || a.rows < rows || a.longest < longest) this.arena = new Arena(this.m, Math.max(rows, a?.rows ?? 0), Math.max(longest, a?.longest ?? 0));
+    const w = this.arena;
     w.E = this.p.E;
     w.P = this.p.P;
     layoutWeights(this.m, this.p, w);
@@ -516,7 +512,7 @@ function trainerFor(data, settings) {
 }
 
 /** Every part of the trainer, each using only earlier parts (or functions). */
-const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena, arenaFor,
+const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena,
   layoutWeights, forwardBatch, crossEntropy, backwardBatch, halfMeans, lossAndGradients, adamStep, Trainer, dropStep,
   diagonalShare, liveViews, formed, stepAndWatch, trainerFor];
 
