@@ -44,7 +44,9 @@ class PortableRandom {
     const out = Array.from({ length: n }, (_, i) => i);
     for (let i = n - 1; i > 0; i--) {
       const j = this.below(i + 1);
-      [out[i], out[j]] = [out[j], out[i]];
+      const t = out[i];
+      out[i] = out[j];
+      out[j] = t;
     }
     return out;
   }
