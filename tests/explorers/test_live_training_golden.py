@@ -179,3 +179,61 @@ def test_weights_sent_back_by_the_page_become_attnlib_s_model(node_runs):
         ex.trained_model()
     ex.set_state({"trained": {"step": 3, "params": {**rows, "W_U": rows["P"]}}})  # a matrix of the wrong shape
     assert ex.error.startswith("trained") and ex.trained == {}
+
+
+FORMED_RUNNER = r"""
+import { readFileSync } from "node:fs";
+const [modulePath, dataPath] = process.argv.slice(2);
+const { kit } = await import(modulePath);
+const data = JSON.parse(readFileSync(dataPath, "utf8"));
+const settings = { lr: 0.015, n_layers: 2, n_heads: 1, d_model: 32, seed: 0 };
+const LIMIT = 1500;
+// as the worker does: stepAndWatch, with the views made at a "report" every `every` steps (a fast and a slow machine)
+const watched = (every) => {
+  const t = kit.trainerFor(data, settings);
+  while (!t.formed && t.step < LIMIT) {
+    kit.stepAndWatch(t, data);
+    if (t.step % every === 0) kit.liveViews(t, data, false);
+  }
+  return t.formed ? { step: t.formed.step, second: t.formed.second, drop: t.formed.drop } : null;
+};
+// the rule itself at every step from step 1, with no shortcut: the first step at which it holds
+const t = kit.trainerFor(data, settings);
+let first = null;
+while (first === null && t.step < LIMIT) {
+  t.trainStep();
+  const v = kit.liveViews(t, data, false);
+  if (kit.formed(v, data)) first = { step: v.step, second: v.second, drop: v.drop };
+}
+process.stdout.write(JSON.stringify({ every1: watched(1), every37: watched(37), first }));
+"""
+
+
+@pytest.mark.slow
+def test_the_head_is_named_formed_at_the_same_step_however_often_the_worker_reports(tmp_path):
+    """Referee R21 item 5: the formed rule is tested at every step (stepAndWatch), not at the ~250 ms reports.
+
+    Two runs of the same settings, one reporting after every step and one every 37 steps (a slow and a
+    fast machine's slices), name the same step, and it is the first step at which the rule holds when it is
+    tested after every step from the start.
+    """
+    from attnlib.explorers import live_training_explorer
+    from attnlib.explorers.kinds.live_training import GOAL
+
+    node = shutil.which("node")
+    assert node, "node is missing"
+    (tmp_path / "runner.mjs").write_text(FORMED_RUNNER)
+    (tmp_path / "data.json").write_text(json.dumps(live_training_explorer().data))
+    module_file = tmp_path / "live_training.mjs"
+    module_file.write_text(module_source("live_training"))
+    proc = subprocess.run(
+        [node, str(tmp_path / "runner.mjs"), module_file.as_uri(), str(tmp_path / "data.json")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["first"] is not None, "the head never formed within 1500 steps"
+    print(f"\nformed at step {got['first']['step']} (drop at {got['first']['drop']}); reports every step / every 37 steps: {got}")
+    assert got["every1"] == got["every37"] == got["first"]
+    assert 0 <= got["first"]["drop"] < got["first"]["step"]
+    assert got["first"]["second"] < GOAL * np.log(BOOK["vocab_size"])

@@ -195,13 +195,34 @@ def _views(settings: Mapping[str, Any], steps: int) -> dict[str, Any]:
 
 
 def live_snapshot(view: Mapping[str, Any], settings: Mapping[str, Any]) -> tuple[str, str]:
-    """The untrained model's attention maps and scores (what a page without JavaScript shows), and the text summary."""
+    """The untrained model's attention maps and scores (what a page without JavaScript shows), and the text summary.
+
+    Parameters
+    ----------
+    view : Mapping
+        :func:`live_views` of the setting (``step``, ``first``, ``second``, ``previous``, ``prefix``, ``copying``
+        (the share of the 32 rows whose largest entry is on the diagonal, said as "diagonal largest in k of 32
+        rows", as the live page says it), ``maps``, ``tokens``).
+    settings : Mapping
+        The explorer's settings (``n_layers`` is read).
+
+    Returns
+    -------
+    tuple of str
+        The HTML (facts line and one table per layer) and the facts line's text.
+
+    Raises
+    ------
+    KeyError
+        If ``view`` or ``settings`` lacks one of the keys above.
+    """
     labels = [f"{i}:{t}" for i, t in enumerate(view["tokens"])]
     text = (
         f"Step {view['step']} (press train on the live page). Held-out loss: first halves {fmt(view['first'])}, "
         f"repeated halves {fmt(view['second'])} (ln 32 = {fmt(math.log(BOOK['vocab_size']))}). "
         f"Layer 1's previous-token score {fmt(max(view['previous']))}; layer {settings['n_layers']}'s prefix-matching score "
-        f"{fmt(max(view['prefix']))}; copying (tokens whose own logit rises most) {fmt(view['copying'])}."
+        f"{fmt(max(view['prefix']))}; copying (layer {settings['n_layers']}, head 1): diagonal largest in "
+        f"{round(view['copying'] * BOOK['vocab_size'])} of {BOOK['vocab_size']} rows."
     )
     tables = flex(
         *[

@@ -1,13 +1,10 @@
-// The live training explorer (kind "live_training", chapter 17): the attention-only model of attnlib.induction
-// trained in the page, forward, backward and Adam in float64, a whole batch at a time in arrays made once (Arena). The
-// trainer's functions use no import, so that a Web Worker runs the same text (trainerSource, handed to it as a blob
-// made in the page: nothing is fetched).
-// Held to attnlib.induction.train_induction by tests/explorers/test_live_training_golden.py (every step's loss, from
-// the same attnlib.induction.PortableRandom seed) and to live_views by the kind's golden cases.
+// The live training explorer (kind "live_training", chapter 17): attnlib.induction's attention-only model trained in
+// the page in float64, a batch at a time in arrays made once (Arena). The trainer's functions use no import, so a Web
+// Worker runs their text (trainerSource, in a blob made in the page: nothing is fetched). Held to train_induction by
+// tests/explorers/test_live_training_golden.py (every step's loss) and to live_views by the kind's golden cases.
 import { el, MatrixView, read, choiceSetting, focusedLayout, listen, saveSoon } from "./dom.js";
-import { formatValue } from "./format.js";
+import { countOf, formatValue } from "./format.js";
 import { checkChoice } from "./link.js";
-
 
 function mix32(z) {
   z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
@@ -27,14 +24,8 @@ class PortableRandom {
   }
   uint32() {
     const s = this.s;
-    const x = Math.imul(s[1], 5);
-    const r = Math.imul((x << 7) | (x >>> 25), 9) >>> 0;
-    const t = s[1] << 9;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
+    const x = Math.imul(s[1], 5), r = Math.imul((x << 7) | (x >>> 25), 9) >>> 0, t = s[1] << 9;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t;
     s[3] = (s[3] << 11) | (s[3] >>> 21);
     return r;
   }
@@ -59,23 +50,19 @@ class PortableRandom {
     }
     return out;
   }
+  /** A half length T from low to high with chance proportional to 1 / T. */
   halfLength(low, high) {
-    const cumulative = [];
     let acc = 0;
-    for (let T = low; T <= high; T++) {
-      acc += 1 / T;
-      cumulative.push(acc);
-    }
-    const target = this.random() * acc;
-    for (let k = 0; k < cumulative.length; k++) if (target < cumulative[k]) return low + k;
-    return high;
+    const cumulative = [];
+    for (let T = low; T <= high; T++) cumulative.push((acc += 1 / T));
+    const target = this.random() * acc, k = cumulative.findIndex((c) => target < c);
+    return k < 0 ? high : low + k;
   }
 }
 
 /** attnlib.induction.repeated_tokens from a PortableRandom: half lengths, then first halves, then starts. */
 function drawRepeats(rng, nSequences, vocab, low, high, nPositions) {
-  const halves = [];
-  for (let k = 0; k < nSequences; k++) halves.push(rng.halfLength(low, high));
+  const halves = Array.from({ length: nSequences }, () => rng.halfLength(low, high));
   const tokens = halves.map((h) => {
     const first = rng.permutation(vocab).slice(0, h);
     return first.concat(first);
@@ -94,13 +81,8 @@ function shapesOf(m) {
 
 /** Named row-major views (p.E, p.W_Q1, ...) into one flat array of every parameter, in shapesOf order. */
 function viewsOf(m, flat) {
-  const p = {};
   let at = 0;
-  for (const [name, r, c] of shapesOf(m)) {
-    p[name] = flat.subarray(at, at + r * c);
-    at += r * c;
-  }
-  return p;
+  return Object.fromEntries(shapesOf(m).map(([name, r, c]) => [name, flat.subarray(at, (at += r * c))]));
 }
 
 /** InductionModel.init(PortableRandom(seed)): normal entries of standard deviation 1 / sqrt(d_model), one flat array. */
@@ -112,11 +94,11 @@ function initParams(m, rng) {
 }
 
 /**
- * C[c + i m + j] = (C's entry if acc, else 0) + A row i . B row j, for the n rows of A (from a, length k) and the
- * m rows of B (from b, length k): every product of a row of A and a row of B, so A B^T. Blocks of 2 x 4 keep eight
- * sums in registers; every matrix product of the step is this one (with transposed copies where needed).
+ * C[c + i m + j] (+)= A row i . B row j for the n rows of A (from a, length k) and the m rows of B (from b): A B^T,
+ * added to C if acc. Blocks of 2 x 4 keep eight sums in registers; every matrix product of a step is this one.
  */
 function dotRows(A, a, B, b, n, k, m, C, c, acc) {
+  if (!acc) C.fill(0, c, c + n * m);
   for (let i = 0; i < n; i += 2) {
     const a0 = a + i * k, two = i + 1 < n, a1 = two ? a0 + k : a0, c0 = c + i * m, c1 = c0 + m;
     let j = 0;
@@ -128,13 +110,8 @@ function dotRows(A, a, B, b, n, k, m, C, c, acc) {
         s00 += x * w0; s01 += x * w1; s02 += x * w2; s03 += x * w3;
         s10 += y * w0; s11 += y * w1; s12 += y * w2; s13 += y * w3;
       }
-      if (acc) {
-        C[c0 + j] += s00; C[c0 + j + 1] += s01; C[c0 + j + 2] += s02; C[c0 + j + 3] += s03;
-        if (two) { C[c1 + j] += s10; C[c1 + j + 1] += s11; C[c1 + j + 2] += s12; C[c1 + j + 3] += s13; }
-      } else {
-        C[c0 + j] = s00; C[c0 + j + 1] = s01; C[c0 + j + 2] = s02; C[c0 + j + 3] = s03;
-        if (two) { C[c1 + j] = s10; C[c1 + j + 1] = s11; C[c1 + j + 2] = s12; C[c1 + j + 3] = s13; }
-      }
+      C[c0 + j] += s00; C[c0 + j + 1] += s01; C[c0 + j + 2] += s02; C[c0 + j + 3] += s03;
+      if (two) { C[c1 + j] += s10; C[c1 + j + 1] += s11; C[c1 + j + 2] += s12; C[c1 + j + 3] += s13; }
     }
     for (; j < m; j++) {
       const bj = b + j * k;
@@ -143,16 +120,13 @@ function dotRows(A, a, B, b, n, k, m, C, c, acc) {
         s0 += A[a0 + t] * B[bj + t];
         s1 += A[a1 + t] * B[bj + t];
       }
-      C[c0 + j] = acc ? C[c0 + j] + s0 : s0;
-      if (two) C[c1 + j] = acc ? C[c1 + j] + s1 : s1;
+      C[c0 + j] += s0;
+      if (two) C[c1 + j] += s1;
     }
   }
 }
 
-/**
- * O[o + i os + t] = the sum over j of M[m + i mi + j mj] Y[y + j ys + t], for t < width and i < n, j from 0 to i
- * (lower) or from i to n - 1: causal weights times rows, four columns at a time in registers, each output written once.
- */
+/** O[o + i os + t] = sum over j <= i (lower) or j >= i of M[m + i mi + j mj] Y[y + j ys + t], t < width: causal mixing. */
 function mix(M, m, mi, mj, n, lower, Y, y, ys, O, o, os, width) {
   const w4 = width - (width % 4);
   for (let i = 0; i < n; i++) {
@@ -161,15 +135,9 @@ function mix(M, m, mi, mj, n, lower, Y, y, ys, O, o, os, width) {
       let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       for (let j = lo; j <= hi; j++) {
         const c = M[mr + j * mj], yj = y + j * ys + t;
-        s0 += c * Y[yj];
-        s1 += c * Y[yj + 1];
-        s2 += c * Y[yj + 2];
-        s3 += c * Y[yj + 3];
+        s0 += c * Y[yj]; s1 += c * Y[yj + 1]; s2 += c * Y[yj + 2]; s3 += c * Y[yj + 3];
       }
-      O[oi + t] = s0;
-      O[oi + t + 1] = s1;
-      O[oi + t + 2] = s2;
-      O[oi + t + 3] = s3;
+      O[oi + t] = s0; O[oi + t + 1] = s1; O[oi + t + 2] = s2; O[oi + t + 3] = s3;
     }
     for (let t = w4; t < width; t++) {
       let s = 0;
@@ -188,22 +156,15 @@ function transposeInto(S, s, r, c, T) {
 }
 
 /**
- * Every array a step needs, made once: views into one Float64Array for batches of up to `rows` tokens in sequences
- * of up to `longest` tokens. Per layer l: X[l] its input (X[L] feeds the unembedding), QKV[l] (rows of Q | K | V),
- * A[l] (each sequence's heads' n x n weights, causal half only), Cc[l] (the heads' outputs side by side); the
- * weights' transposed copies; the gradients' scratch rows. Nothing is allocated while training.
+ * Every array a step needs, for up to `rows` tokens in sequences of up to `longest`. Per layer: X its input (X[L] feeds
+ * the unembedding), QKV (rows of Q | K | V), A (each sequence's heads' n x n weights), Cc (the heads' outputs).
  */
 class Arena {
   constructor(m, rows, longest) {
-    const D = m.dModel, V = m.vocab, L = m.nLayers, H = m.nHeads, D3 = 3 * D, wide = Math.max(D3, V);
-    const size = (L + 1) * rows * D + L * (rows * D3 + H * rows * longest + rows * D + D3 * D + D * D3 + D * D)
-      + V * D + rows * V + 2 * rows * D + rows * D3 + D * rows + wide * rows + longest * longest;
-    const all = new Float64Array(size);
-    let at = 0;
-    const take = (n) => all.subarray(at, (at += n));
+    const D = m.dModel, V = m.vocab, L = m.nLayers, H = m.nHeads, D3 = 3 * D;
+    const take = (n) => new Float64Array(n);
     const each = (n) => Array.from({ length: L }, () => take(n));
-    this.rows = rows;
-    this.longest = longest;
+    Object.assign(this, { rows, longest });
     this.X = Array.from({ length: L + 1 }, () => take(rows * D));
     this.QKV = each(rows * D3);
     this.A = each(H * rows * longest);
@@ -217,30 +178,17 @@ class Arena {
     this.dc = take(rows * D);
     this.dqkv = take(rows * D3);
     this.T1 = take(D * rows);
-    this.T2 = take(wide * rows);
+    this.T2 = take(Math.max(D3, V) * rows);
     this.dS = take(longest * longest);
-    this.loss = new Float64Array(rows);
+    this.loss = take(rows);
     this.off = new Int32Array(rows + 1);  // sequence k's rows start at off[k] (at most one sequence per row)
     this.aOff = new Int32Array(rows + 1);  // and its weights at aOff[k] of every A[l]
     this.tok = new Int32Array(rows);
     this.pos = new Int32Array(rows);
-    this.N = 0;
-    this.S = 0;
   }
 }
 
-/** An arena that holds these sequences: `arena` if it is large enough, else a new one. */
-function arenaFor(arena, m, seqs) {
-  let rows = 0, longest = 0;
-  for (const s of seqs) {
-    rows += s.length;
-    longest = Math.max(longest, s.length);
-  }
-  return arena && arena.rows >= rows && arena.longest >= longest ? arena : new Arena(m, Math.max(rows, arena ? arena.rows : 0),
-    Math.max(longest, arena ? arena.longest : 0));
-}
-
-/** The transposed and side-by-side copies of the weights that the products read (once per step). */
+/** The copies of the weights that the products read (once per step). */
 function layoutWeights(m, p, w) {
   const D = m.dModel, D3 = 3 * D;
   for (let l = 0; l < m.nLayers; l++) {
@@ -257,11 +205,7 @@ function layoutWeights(m, p, w) {
   transposeInto(p.W_U, 0, D, m.vocab, w.WuT);
 }
 
-/**
- * The forward pass of a batch of sequences (token lists, the first at position starts[k]) into the arena: every
- * layer's Q, K, V, causal weights and heads' outputs, the residual streams, the logits. The weights are read from
- * the arena (layoutWeights first).
- */
+/** The forward pass of sequences (sequence k from position starts[k]) into the arena. */
 function forwardBatch(m, w, seqs, starts) {
   const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab;
   const { off, aOff, tok, pos } = w;
@@ -320,10 +264,7 @@ function forwardBatch(m, w, seqs, starts) {
   dotRows(w.X[L], 0, w.WuT, 0, N, D, V, w.logits, 0, false);
 }
 
-/**
- * Every row's cross-entropy with its next token into w.loss (a sequence's last row has none); with `scale`, the
- * gradient of the loss times scale replaces the logits (zero for the last rows).
- */
+/** Each row's cross-entropy with the next token into w.loss; with `scale`, the logits become scale times its gradient. */
 function crossEntropy(m, w, seqs, scale) {
   const V = m.vocab, logits = w.logits, loss = w.loss;
   for (let k = 0; k < seqs.length; k++) {
@@ -351,7 +292,7 @@ function crossEntropy(m, w, seqs, scale) {
   }
 }
 
-/** The gradient of every parameter (flat, in shapesOf order, overwritten) from the logits' gradient in the arena. */
+/** Every parameter's gradient into g from the logits' gradient in the arena. */
 function backwardBatch(m, p, w, g) {
   const D = m.dModel, D3 = 3 * D, H = m.nHeads, dh = D / H, div = Math.sqrt(dh), L = m.nLayers, V = m.vocab, N = w.N;
   const { dx, dc, dqkv, T1, T2, off, aOff, dS } = w;
@@ -369,7 +310,7 @@ function backwardBatch(m, p, w, g) {
       const o = off[k], n = off[k + 1] - o;
       for (let h = 0; h < H; h++) {
         const base = aOff[k] + h * n * n, qo = h * dh, ko = D + h * dh, vo = 2 * D + h * dh, co = o * D + h * dh;
-        // the scores' gradient dS (n x n, causal half) from the weights' gradient dA = dc V^T
+        // the scores' gradient dS from the weights' gradient dA = dc V^T
         for (let i = 0; i < n; i++) {
           const ci = co + i * D, row = i * n;
           let inner = 0;
@@ -405,33 +346,32 @@ function backwardBatch(m, p, w, g) {
   }
 }
 
-/** Mean loss and first- and second-half loss of a batch, its gradient into g (attnlib's train_induction, one step). */
-function lossAndGradients(m, p, w, batch, g) {
-  const seqs = batch.tokens;
-  let total = 0;
-  for (const t of seqs) total += t.length - 1;
-  forwardBatch(m, w, seqs, batch.starts);
-  crossEntropy(m, w, seqs, 1 / total);
-  let sum = 0, firstSum = 0, firstN = 0, secondSum = 0, secondN = 0;
-  for (let k = 0; k < seqs.length; k++) {
-    const o = w.off[k], T = batch.halves[k], n = seqs[k].length;
-    for (let i = 0; i < n - 1; i++) {
+/** Mean of w.loss over every row, the first halves and the repeated halves (rows T to 2T - 2). */
+function halfMeans(w, seqs, halves) {
+  let all = 0, nAll = 0, a = 0, na = 0, b = 0, nb = 0;
+  seqs.forEach((s, k) => {
+    const o = w.off[k], T = halves[k];
+    for (let i = 0; i < s.length - 1; i++) {
       const v = w.loss[o + i];
-      sum += v;
-      if (i < T) {
-        firstSum += v;
-        firstN++;
-      } else if (i <= 2 * T - 2) {
-        secondSum += v;
-        secondN++;
-      }
+      all += v;
+      nAll++;
+      if (i < T) { a += v; na++; } else if (i <= 2 * T - 2) { b += v; nb++; }
     }
-  }
-  backwardBatch(m, p, w, g);
-  return { loss: sum / total, first: firstSum / firstN, second: secondSum / secondN };
+  });
+  return { loss: all / nAll, first: a / na, second: b / nb };
 }
 
-/** attnlib.training.Adam with its defaults (beta1 0.9, beta2 0.999, eps 1e-8), in place, in one pass over flat arrays. */
+/** A batch's mean losses (halfMeans) and its gradient into g. */
+function lossAndGradients(m, p, w, batch, g) {
+  const seqs = batch.tokens;
+  forwardBatch(m, w, seqs, batch.starts);
+  crossEntropy(m, w, seqs, 1 / seqs.reduce((n, t) => n + t.length - 1, 0));
+  const r = halfMeans(w, seqs, batch.halves);
+  backwardBatch(m, p, w, g);
+  return r;
+}
+
+/** attnlib.training.Adam with its defaults, in place. */
 function adamStep(state, w, g, lr) {
   const b1 = 0.9, b2 = 0.999, eps = 1e-8;
   state.t += 1;
@@ -444,13 +384,9 @@ function adamStep(state, w, g, lr) {
   }
 }
 
-/**
- * A training run in the order of attnlib.induction.train_induction: params from PortableRandom(seed), batches
- * from another PortableRandom(seed); the learning rate falls linearly from lr to finalLr over nSteps.
- */
+/** attnlib.induction.train_induction's run; the learning rate falls linearly from lr to finalLr over nSteps, then stays. */
 class Trainer {
-  constructor(settings) {
-    const s = settings;
+  constructor(s) {
     this.m = { vocab: s.vocab, nPositions: s.nPositions, dModel: s.dModel, nHeads: s.nHeads, nLayers: s.nLayers };
     this.s = s;
     this.p = initParams(this.m, new PortableRandom(s.seed));
@@ -459,42 +395,35 @@ class Trainer {
     this.g = viewsOf(this.m, this.gradFlat);
     this.rng = new PortableRandom(s.seed);
     this.adam = { t: 0, m: new Float64Array(this.flat.length), v: new Float64Array(this.flat.length) };
-    const longest = 2 * s.halfLengths[1];
-    this.arena = new Arena(this.m, s.nSequences * longest, longest);
+    this.arena = null;
     this.step = 0;
-    this.losses = [];
-    this.first = [];
-    this.second = [];
+    [this.losses, this.first, this.second] = [[], [], []];
   }
   learningRate(step) {
-    const s = this.s, end = s.finalLr == null ? s.lr : s.finalLr;
-    const done = step / Math.max(s.nSteps - 1, 1);
+    const s = this.s, end = s.finalLr == null ? s.lr : s.finalLr, last = Math.max(s.nSteps - 1, 0);
+    const done = Math.min(step, last) / Math.max(last, 1);
     return s.lr * (1 - done) + end * done;
   }
-  /** The arena for these sequences, its weights laid out from the current parameters. */
+  /** The arena, made larger if these sequences need it, with the current weights laid out. */
   arenaFor(seqs) {
-    const w = (this.arena = arenaFor(this.arena, this.m, seqs));
+    const rows = seqs.reduce((n, s) => n + s.length, 0), longest = Math.max(...seqs.map((s) => s.length)), a = this.arena;
+    if (!a || a.rows < rows || a.longest < longest) this.arena = new Arena(this.m, Math.max(rows, a?.rows ?? 0), Math.max(longest, a?.longest ?? 0));
+    const w = this.arena;
     w.E = this.p.E;
     w.P = this.p.P;
     layoutWeights(this.m, this.p, w);
     return w;
   }
   trainStep() {
-    const s = this.s;
-    const batch = drawRepeats(this.rng, s.nSequences, s.vocab, s.halfLengths[0], s.halfLengths[1], s.nPositions);
+    const s = this.s, batch = drawRepeats(this.rng, s.nSequences, s.vocab, ...s.halfLengths, s.nPositions);
     const r = lossAndGradients(this.m, this.p, this.arenaFor(batch.tokens), batch, this.g);
     this.losses.push(r.loss);
     this.first.push(r.first);
     this.second.push(r.second);
-    adamStep(this.adam, this.flat, this.gradFlat, this.learningRate(Math.min(this.step, Math.max(s.nSteps - 1, 0))));
+    adamStep(this.adam, this.flat, this.gradFlat, this.learningRate(this.step));
     this.step += 1;
     return r;
   }
-}
-
-/** The letter of a token id (attnlib.induction.token_letters): a to z, then #26, #27, ... */
-function letter(t) {
-  return t < 26 ? String.fromCharCode(97 + t) : `#${t}`;
 }
 
 /** attnlib.induction.drop_step(second, ln vocab, ratio 0.5, window 20): the first step whose running mean is below half. */
@@ -508,37 +437,9 @@ function dropStep(second, reference, window = 20) {
   return -1;
 }
 
-/**
- * What the page shows of a trainer (attnlib.explorers.kinds.live_training.live_views): held-out losses of both halves,
- * layer 1's previous-token and the last layer's prefix-matching score of every head, the copying score of the last
- * layer's head 1, every layer's attention maps on one sequence, the step of the drop.
- */
-function liveViews(t, data, curves) {
-  const m = t.m, H = m.nHeads, L = m.nLayers, probe = data.probe.tokens;
-  let firstSum = 0, firstN = 0, secondSum = 0, secondN = 0;
-  const prev = new Array(H).fill(0), prefix = new Array(H).fill(0);
-  let prevN = 0, prefixN = 0;
-  const w = t.arenaFor(probe);
-  forwardBatch(m, w, probe, probe.map(() => 0));
-  crossEntropy(m, w, probe, 0);
-  probe.forEach((tokens, k) => {
-    const T = data.probe.halves[k], n = tokens.length, o = w.off[k], base = w.aOff[k];
-    for (let i = 0; i < n - 1; i++) {
-      const v = w.loss[o + i];
-      if (i < T) { firstSum += v; firstN++; } else if (i <= 2 * T - 2) { secondSum += v; secondN++; }
-    }
-    const A1 = w.A[0], AL = w.A[L - 1];
-    for (let h = 0; h < H; h++) {
-      const b = base + h * n * n;
-      for (let i = 1; i < n; i++) prev[h] += A1[b + i * n + i - 1];
-      for (let i = T; i < n; i++) prefix[h] += AL[b + i * n + i - T + 1];
-    }
-    prevN += n - 1;
-    prefixN += n - T;
-  });
-  // copying: E W_V W_O W_U of the last layer's head 1 (its columns of W_V, its rows of W_O)
-  const D = m.dModel, dh = D / H, V = m.vocab;
-  const WV = t.p["W_V" + L], WO = t.p["W_O" + L];
+/** The share of the V rows of E W_V W_O W_U (the last layer's head 1) whose largest entry is on the diagonal. */
+function diagonalShare(t, w) {
+  const m = t.m, L = m.nLayers, D = m.dModel, dh = D / m.nHeads, V = m.vocab, WV = t.p["W_V" + L], WO = t.p["W_O" + L];
   const ovT = new Float64Array(D * D), EOV = new Float64Array(V * D), C = new Float64Array(V * V);
   for (let i = 0; i < D; i++) for (let j = 0; j < D; j++) {
     let s = 0;
@@ -546,29 +447,64 @@ function liveViews(t, data, curves) {
     ovT[j * D + i] = s;
   }
   dotRows(t.p.E, 0, ovT, 0, V, D, D, EOV, 0, false);
-  dotRows(EOV, 0, w.WuT, 0, V, D, V, C, 0, false);  // w's weights were laid out for the probe
+  dotRows(EOV, 0, w.WuT, 0, V, D, V, C, 0, false);
   let wins = 0;
   for (let a = 0; a < V; a++) {
     let off = -Infinity;
     for (let b = 0; b < V; b++) if (b !== a && C[a * V + b] > off) off = C[a * V + b];
     if (C[a * V + a] > off) wins++;
   }
-  const mapTokens = data.map.tokens;
-  const wm = t.arenaFor([mapTokens]), n = mapTokens.length;
-  forwardBatch(m, wm, [mapTokens], [0]);
-  // the causal half of every row, zeros above it
-  const maps = wm.A.slice(0, L).map((A) => Array.from({ length: H }, (_, h) =>
+  return wins / V;
+}
+
+/** What the page shows: attnlib.explorers.kinds.live_training.live_views. */
+function liveViews(t, data, curves) {
+  const m = t.m, H = m.nHeads, L = m.nLayers, probe = data.probe.tokens, w = t.arenaFor(probe);
+  const prev = new Array(H).fill(0), prefix = new Array(H).fill(0);
+  let prevN = 0, prefixN = 0;
+  forwardBatch(m, w, probe, probe.map(() => 0));
+  crossEntropy(m, w, probe, 0);
+  const { first, second } = halfMeans(w, probe, data.probe.halves);
+  probe.forEach((tokens, k) => {
+    const T = data.probe.halves[k], n = tokens.length, A1 = w.A[0], AL = w.A[L - 1];
+    for (let h = 0; h < H; h++) {
+      const b = w.aOff[k] + h * n * n;
+      for (let i = 1; i < n; i++) prev[h] += A1[b + i * n + i - 1];
+      for (let i = T; i < n; i++) prefix[h] += AL[b + i * n + i - T + 1];
+    }
+    prevN += n - 1;
+    prefixN += n - T;
+  });
+  const copying = diagonalShare(t, w);  // w's weights were laid out for the probe
+  const tokens = data.map.tokens, n = tokens.length, wm = t.arenaFor([tokens]);
+  forwardBatch(m, wm, [tokens], [0]);
+  const maps = wm.A.slice(0, L).map((A) => Array.from({ length: H }, (_, h) =>  // zeros above the causal half
     Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (j <= i ? A[h * n * n + i * n + j] : 0)))));
   const out = {
-    step: t.step, first: firstSum / firstN, second: secondSum / secondN,
-    previous: prev.map((v) => v / prevN), prefix: prefix.map((v) => v / prefixN), copying: wins / V,
-    maps, tokens: mapTokens.map(letter), drop: dropStep(t.second, Math.log(V)),
+    step: t.step, first, second, previous: prev.map((v) => v / prevN), prefix: prefix.map((v) => v / prefixN), copying,
+    maps, tokens: tokens.map((x) => (x < 26 ? String.fromCharCode(97 + x) : `#${x}`)), drop: dropStep(t.second, Math.log(m.vocab)),
   };
   if (curves) Object.assign(out, { losses: t.losses.slice(), first_curve: t.first.slice(), second_curve: t.second.slice() });
   return out;
 }
 
-/** A trainer for the explorer's settings on the page's data (the learning rate falls to data.final_lr over data.n_steps). */
+/** Whether the induction head has formed: held-out repeated-half loss below goal ln V, both scores above head_score. */
+function formed(v, data) {
+  return v.second < data.goal * Math.log(data.vocab) && Math.max(...v.previous) > data.head_score && Math.max(...v.prefix) > data.head_score;
+}
+
+/**
+ * One step, then (from the drop on, until it holds) the formed rule on this step's views, kept in t.formed: tested at
+ * every step, not at the worker's reports, so the step it names does not depend on the machine's speed.
+ */
+function stepAndWatch(t, data) {
+  t.trainStep();
+  if (t.formed || !(t.dropped = t.dropped || dropStep(t.second, Math.log(t.m.vocab)) >= 0)) return;
+  const v = liveViews(t, data, false);
+  if (formed(v, data)) t.formed = v;
+}
+
+/** A trainer for the explorer's settings on the page's data. */
 function trainerFor(data, settings) {
   return new Trainer({
     vocab: data.vocab, nPositions: data.n_positions, halfLengths: data.half_lengths, nSequences: data.n_sequences,
@@ -577,188 +513,169 @@ function trainerFor(data, settings) {
   });
 }
 
+/** Every part of the trainer, each using only earlier parts (or functions). */
+const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena,
+  layoutWeights, forwardBatch, crossEntropy, backwardBatch, halfMeans, lossAndGradients, adamStep, Trainer, dropStep,
+  diagonalShare, liveViews, formed, stepAndWatch, trainerFor];
 
-/** Everything the trainer is made of, in an order in which each part only uses earlier ones (or later functions). */
-const PARTS = [mix32, PortableRandom, drawRepeats, shapesOf, viewsOf, initParams, dotRows, mix, transposeInto, Arena, arenaFor,
-  layoutWeights, forwardBatch, crossEntropy, backwardBatch, lossAndGradients, adamStep, Trainer, letter, dropStep, liveViews,
-  trainerFor];
-
-/** The trainer's source text, for a worker: every part's own text (none uses an import). */
+/** The trainer's source text, for a worker. */
 export function trainerSource() {
   return PARTS.map(String).join("\n");
 }
 
-/** The trainer's math (the worker runs the same functions' text). */
-export const kit = { PortableRandom, drawRepeats, shapesOf, initParams, dotRows, forwardBatch, crossEntropy, lossAndGradients, adamStep,
-  Trainer, dropStep, liveViews, trainerFor };
+/** For the node tests and the benchmark. */
+export const kit = { shapesOf, Trainer, liveViews, formed, stepAndWatch, trainerFor };
 
-/** The page's views after `steps` steps from `settings` (the golden cases: attnlib's live_views). */
+/** The views after `steps` steps (the golden cases). */
 export function liveViewsAfter(data, settings, steps) {
-  const t = kit.trainerFor(data, settings);
+  const t = trainerFor(data, settings);
   for (let s = 0; s < steps; s++) t.trainStep();
-  return kit.liveViews(t, data, true);
+  return liveViews(t, data, true);
 }
 
-// ---- the worker: trains in slices of about 250 ms, reports after each, takes messages in between ----
+// ---- the worker: trains in slices of 250 ms, reports after each ----
 
-function workerMain(kit) {
-  // runs in the worker, whose global scope holds trainerSource()'s functions (and nothing else of this module)
-  const SLICE_MS = 250;
+function workerMain() {
+  // its global scope holds trainerSource()'s functions, nothing else of this module
   let t = null, data = null, running = false, timer = null;
-  const report = (extra) => {
-    const v = kit.liveViews(t, data, false);
-    postMessage({ ...extra, views: v, curves: { first: t.first, second: t.second }, running, shapes: shapesOf(t.m) });
-  };
+  const report = (params) => postMessage({ views: liveViews(t, data, false), formed: t.formed, curves: { first: t.first, second: t.second },
+    running, shapes: shapesOf(t.m), params });
   const slice = () => {
     timer = null;
     if (!running) return;
-    const end = performance.now() + SLICE_MS;
-    do t.trainStep(); while (performance.now() < end);
-    report({ type: "progress" });
+    const end = performance.now() + 250;
+    do stepAndWatch(t, data); while (performance.now() < end);
+    report();
     timer = setTimeout(slice, 0);
   };
-  onmessage = (e) => {
-    const msg = e.data;
-    if (msg.type !== "reset" && t === null) return;  // nothing to train before the first reset
+  onmessage = ({ data: msg }) => {
     if (msg.type === "reset") {
       data = msg.data;
-      t = kit.trainerFor(data, msg.settings);
-      running = false;
-      report({ type: "progress" });
+      t = trainerFor(data, msg.settings);
+    } else if (t === null) {
+      return;  // nothing to train before the first reset
     } else if (msg.type === "run") {
       running = true;
       if (timer === null) timer = setTimeout(slice, 0);
-    } else if (msg.type === "pause") {
-      running = false;
-      report({ type: "progress", params: t.p });
+      return;
     } else if (msg.type === "step") {
-      running = false;
-      t.trainStep();
-      report({ type: "progress", params: t.p });
+      stepAndWatch(t, data);
     }
+    running = false;
+    report(msg.type === "reset" ? undefined : t.p);
   };
 }
 
-/** A Web Worker running trainerSource() and workerMain, from a blob made in the page (its own origin; nothing fetched). */
+/** A Web Worker running trainerSource() and workerMain, from a blob made in the page. */
 export function startWorker() {
-  const src = `${trainerSource()}\n(${workerMain.toString()})({ trainerFor, liveViews });\n`;
-  const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+  const url = URL.createObjectURL(new Blob([`${trainerSource()}\n(${workerMain})();\n`], { type: "text/javascript" }));
   const worker = new Worker(url);
   URL.revokeObjectURL(url);
   return worker;
 }
 
 // ---- the panel ----
-const SETTINGS = ["lr", "n_layers", "n_heads", "d_model", "seed"];
 
+/**
+ * Running means of 20 steps of both halves' training loss (the colours and dashes of fig-induction-loss), with axis
+ * ends, a line at ln V and the step of the drop.
+ */
 function chart(curves, vocab, drop) {
-  // running means of 20 steps of both halves' training loss, against ln vocab and the step of the drop
-  const W = 320, Hh = 120, ref = Math.log(vocab), top = ref * 1.3;
-  const smooth = (a) => {
-    const out = [];
-    let sum = 0;
-    for (let i = 0; i < a.length; i++) {
-      sum += a[i];
-      if (i >= 20) sum -= a[i - 20];
-      if (i >= 19) out.push(sum / 20);
-    }
-    return out;
-  };
-  const n = Math.max(curves.first.length, 40);
-  const x = (i) => ((i + 19) / n) * W, y = (v) => Hh - (Math.min(v, top) / top) * Hh;
+  const W = 340, H = 150, x0 = 30, y1 = 128, ref = Math.log(vocab), top = ref * 1.3;
+  const mean = (a) => a.slice(19).map((_, i) => a.slice(i, i + 20).reduce((s, v) => s + v, 0) / 20);
+  const n = Math.max(curves.first.length, 40), x = (i) => x0 + ((i + 19) / n) * (W - x0 - 4);
+  const y = (v) => y1 - (Math.min(v, top) / top) * (y1 - 22);
   const line = (a, cls) => {
-    const pts = smooth(a), every = Math.max(1, Math.floor(pts.length / 200)), xy = [];
+    const pts = mean(a), every = Math.max(1, Math.floor(pts.length / 200)), xy = [];
     for (let i = 0; i < pts.length; i += every) xy.push(`${x(i).toFixed(1)},${y(pts[i]).toFixed(1)}`);
     return el("polyline", { points: xy.join(" "), class: cls, fill: "none" });
   };
-  const svg = el("svg", { viewBox: `0 0 ${W} ${Hh}`, class: "attnlib-live-chart", role: "img",
-    "aria-label": "training loss of both halves, running mean of 20 steps" });
-  svg.append(el("line", { x1: 0, x2: W, y1: y(ref), y2: y(ref), class: "attnlib-chart-ref" }));
-  if (drop >= 0) svg.append(el("line", { x1: x(drop - 19), x2: x(drop - 19), y1: 0, y2: Hh, class: "attnlib-chart-drop" }));
+  const text = (tx, ty, words, anchor = "start") => el("text", { x: tx, y: ty, "text-anchor": anchor, class: "attnlib-chart-text", text: words });
+  const key = (kx, cls, words) => [el("line", { x1: kx, x2: kx + 22, y1: 9, y2: 9, class: cls }), text(kx + 26, 13, words)];
+  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, class: "attnlib-live-chart", role: "img",
+    "aria-label": `training loss of the first halves (orange, solid) and the repeated halves (blue, dashed), running mean of 20 steps, steps 0 to ${n}` });
+  svg.append(el("line", { x1: x0, x2: x0, y1: 22, y2: y1, class: "attnlib-chart-axis" }),
+    el("line", { x1: x0, x2: W - 4, y1, y2: y1, class: "attnlib-chart-axis" }),
+    el("line", { x1: x0, x2: W - 4, y1: y(ref), y2: y(ref), class: "attnlib-chart-ref" }),
+    text(x0 - 3, y(ref) + 4, `ln ${vocab}`, "end"), text(x0 - 3, y1 + 4, "0", "end"), text(x0 - 3, 30, "loss", "end"),
+    text(x0, H - 4, "step 0"), text(W - 4, H - 4, `step ${n}`, "end"),
+    ...key(x0, "attnlib-chart-first", "first halves"), ...key(x0 + 130, "attnlib-chart-second", "repeated halves"));
+  if (drop >= 0) svg.append(el("line", { x1: x(drop - 19), x2: x(drop - 19), y1: 22, y2: y1, class: "attnlib-chart-drop" }), text(x(drop - 19) + 3, 32, "drop"));
   svg.append(line(curves.first, "attnlib-chart-first"), line(curves.second, "attnlib-chart-second"));
   return svg;
 }
 
-function seedChoices(model) {
-  return Array.from({ length: read(model, "max_seed", 99) + 1 }, (_, i) => i);
-}
+const seedChoices = (model) => Array.from({ length: read(model, "max_seed", 99) + 1 }, (_, i) => i);
 
-/** The controls (five settings, then train/pause, one step, reset), the chart and the two maps. */
+/** Each setting: key, label, the model's list of choices (or a function) and fallback. */
+const CONTROLS = [["lr", "learning rate", "lr_choices", 0.015], ["n_layers", "layers", "layer_choices", 2],
+  ["n_heads", "heads per layer", "head_choices", 1], ["d_model", "width d_model", "width_choices", 32], ["seed", "seed", seedChoices, 0]];
+const SETTINGS = CONTROLS.map((c) => c[0]);
+const choicesOf = (model, list, fallback) => (typeof list === "function" ? list(model) : read(model, list, fallback));
+
+/** The buttons, the settings, the chart and the two maps. */
 function buildPanel(L, model, on) {
-  const controls = [
-    choiceSetting(L, { key: "lr", label: "learning rate", choices: read(model, "lr_choices", [0.015]), fallback: 0.015, cls: "attnlib-lr" }),
-    choiceSetting(L, { key: "n_layers", label: "layers", choices: read(model, "layer_choices", [1, 2]), fallback: 2, cls: "attnlib-layers" }),
-    choiceSetting(L, { key: "n_heads", label: "heads per layer", choices: read(model, "head_choices", [1]), fallback: 1, cls: "attnlib-heads" }),
-    choiceSetting(L, { key: "d_model", label: "width d_model", choices: read(model, "width_choices", [32]), fallback: 32, cls: "attnlib-width" }),
-    choiceSetting(L, { key: "seed", label: "seed", choices: seedChoices(model), fallback: 0, cls: "attnlib-seed" }),
-  ];
-  const button = (text, cls, onclick) => el("button", { type: "button", class: `attnlib-button ${cls}`, text, onclick });
-  const train = button("train", "attnlib-train", on.toggle);
+  const controls = CONTROLS.map(([key, label, list, fallback]) => choiceSetting(L, { key, label, fallback,
+    choices: choicesOf(model, list, [fallback]), cls: `attnlib-${{ n_layers: "layers", n_heads: "heads", d_model: "width" }[key] || key}` }));
+  const button = (text, cls, onclick) => el("button", { type: "button", class: `attnlib-button attnlib-${cls}`, text, onclick });
+  const train = button("train", "train", on.toggle);
   train.setAttribute("aria-pressed", "false");
-  const buttons = el("div", { class: "attnlib-train-buttons" }, train, button("one step", "attnlib-one-step", on.step),
-    button("reset", "attnlib-reset", on.reset));
-  L.controls.prepend(buttons, ...controls.map((c) => c.el));
+  L.controls.prepend(el("div", { class: "attnlib-train-buttons" }, train, button("one step", "one-step", on.step), button("reset", "reset", on.reset)),
+    ...controls.map((c) => c.el));
   const milestones = el("div", { class: "attnlib-sr attnlib-milestones", role: "status", "aria-live": "polite" });
   const progress = el("p", { class: "attnlib-train-progress" });
   L.root.append(milestones);
   const chartBox = el("div", { class: "attnlib-cell attnlib-chart-box" });
-  const maps = [new MatrixView("map1", L.style), new MatrixView("map2", L.style)];
-  L.views.append(chartBox, ...maps.map((v) => el("div", { class: "attnlib-cell" }, v.table)));
+  const maps = ["map1", "map2"].map((name) => new MatrixView(name, L.style));
+  L.views.append(chartBox, ...maps.map((v) => el("div", { class: "attnlib-cell attnlib-live-map" }, v.table)));
   L.facts.after(progress);
   return { controls, train, milestones, progress, chartBox, maps };
 }
 
-const describe = (s) => `learning rate ${s.lr}, ${s.n_layers} layer${s.n_layers > 1 ? "s" : ""}, `
-  + `${s.n_heads} head${s.n_heads > 1 ? "s" : ""} per layer, width ${s.d_model}, seed ${s.seed}`;
-
-/** Whether the induction head has formed: the repeated half's held-out loss below goal ln V, both scores above head_score. */
-function formed(v, data) {
-  return v.second < data.goal * Math.log(data.vocab) && Math.max(...v.previous) > data.head_score && Math.max(...v.prefix) > data.head_score;
-}
+const describe = (s) => `learning rate ${s.lr}, ${countOf(s.n_layers, "layer")}, ${countOf(s.n_heads, "head")} per layer, width ${s.d_model}, seed ${s.seed}`;
 
 function factsText(v, data, f) {
-  const ref = Math.log(data.vocab), layers = v.maps.length;
+  const layers = v.maps.length, V = data.vocab;
   return `Step ${v.step}. Held-out loss: first halves ${f(v.first)}, repeated halves ${f(v.second)} `
-    + `(${f(v.second / ref)} of ln ${data.vocab}). Previous-token score (layer 1): ${v.previous.map(f).join(", ")}; `
-    + `prefix-matching score (layer ${layers}): ${v.prefix.map(f).join(", ")}; copying (layer ${layers}, head 1): ${f(v.copying)}. `
+    + `(${f(v.second / Math.log(V))} of ln ${V}). Previous-token score (layer 1): ${v.previous.map(f).join(", ")}; `
+    + `prefix-matching score (layer ${layers}): ${v.prefix.map(f).join(", ")}; copying (layer ${layers}, head 1): `
+    + `diagonal largest in ${Math.round(v.copying * V)} of ${V} rows. `
     + (v.drop >= 0 ? `The drop: step ${v.drop}.` : "No drop yet.") + (formed(v, data) ? " The induction head has formed." : "");
 }
 
 /** The milestone line (a polite live region): the drop, then the head, each said once per run. */
-function milestone(P, v, data, said, f) {
+function milestone(P, msg, data, said, f) {
+  const v = msg.views, head = msg.formed;
   if (v.drop >= 0 && !said.drop) {
     said.drop = true;
     P.milestones.textContent = `Step ${v.drop}: the repeated half's training loss fell below half of ln ${data.vocab} (the drop).`;
   }
-  if (formed(v, data) && !said.formed) {
-    said.formed = v;  // the views at which the head was first seen formed
-    P.milestones.textContent = `Step ${v.step}: the induction head has formed: repeated-half loss ${f(v.second)}, `
+  if (head && !said.formed) {
+    said.formed = head;
+    P.milestones.textContent = `Step ${head.step}: the induction head has formed: repeated-half loss ${f(head.second)}, `
       + `below ${data.goal} of ln ${data.vocab} = ${f(data.goal * Math.log(data.vocab))}.`;
   }
 }
 
 function drawViews(P, L, msg, data, f) {
-  const v = msg.views, layers = v.maps.length;
-  const best = (scores) => scores.indexOf(Math.max(...scores));
+  const v = msg.views, layers = v.maps.length, labels = v.tokens.map((t, i) => `${i}:${t}`);
   L.facts.textContent = factsText(v, data, f);
   P.progress.textContent = msg.running ? "training\u2026" : `paused at step ${v.step}`;
   P.chartBox.replaceChildren(chart(msg.curves, data.vocab, v.drop));
-  const labels = v.tokens.map((t, i) => `${i}:${t}`);
   P.maps.forEach((view, k) => {
     view.table.parentNode.hidden = k >= layers;
     if (k >= layers) return;
-    const h = k === 0 ? best(v.previous) : best(v.prefix);
-    view.update(v.maps[k][h], { rows: labels, cols: labels, caption: `layer ${k + 1}, head ${h + 1}: weights`, vmin: 0, vmax: 1, decimals: 2 });
+    const scores = k === 0 ? v.previous : v.prefix, h = scores.indexOf(Math.max(...scores));
+    view.update(v.maps[k][h], { rows: labels, cols: v.tokens, caption: `layer ${k + 1}, head ${h + 1}: weights`, vmin: 0, vmax: 1, decimals: 2 });
   });
   L.say(null, `Step ${v.step}: repeated-half loss ${f(v.second)}.`);
 }
 
-/** In a notebook (a kernel listens): the paused run's weights go back to Python (LiveTrainingExplorer.trained_model). */
+/** In a notebook: the paused run's weights go to Python (LiveTrainingExplorer.trained_model). */
 function sendTrained(model, msg) {
   const params = {};
-  for (const [name, w] of Object.entries(msg.params)) {
-    const [, rows, cols] = msg.shapes.find((s) => s[0] === name);
-    params[name] = Array.from({ length: rows }, (_, i) => Array.from(w.subarray(i * cols, (i + 1) * cols)));
+  for (const [name, rows, cols] of msg.shapes) {
+    params[name] = Array.from({ length: rows }, (_, i) => Array.from(msg.params[name].subarray(i * cols, (i + 1) * cols)));
   }
   model.set("trained", { step: msg.views.step, params });
   saveSoon(model);
@@ -766,8 +683,7 @@ function sendTrained(model, msg) {
 
 function renderLiveTraining({ model, el: host }) {
   const L = focusedLayout(host, model, read(model, "title", "Train it yourself"), "live_training", SETTINGS);
-  const data = read(model, "data", {});
-  const f = (v) => formatValue(v, L.style);
+  const data = read(model, "data", {}), f = (v) => formatValue(v, L.style);
   const reduced = typeof matchMedia === "function" && matchMedia("(prefers-reduced-motion: reduce)").matches;
   let worker = null, running = false, last = null, said = {}, lastDraw = 0;
   const send = (msg) => worker && worker.postMessage(msg);
@@ -789,7 +705,7 @@ function renderLiveTraining({ model, el: host }) {
     const msg = e.data, now = performance.now();
     last = msg;
     if (msg.params && host.dataset.host !== "page") sendTrained(model, msg);
-    milestone(P, msg.views, data, said, f);
+    milestone(P, msg, data, said, f);
     // reduced motion: while training, the views change at most once a second (every report when paused)
     if (reduced && msg.running && now - lastDraw < 1000) return;
     lastDraw = now;
@@ -816,15 +732,10 @@ function renderLiveTraining({ model, el: host }) {
 }
 
 export function acceptLink(model, obj) {
-  const problems = [];
-  const checks = {
-    lr: read(model, "lr_choices", []), n_layers: read(model, "layer_choices", []), n_heads: read(model, "head_choices", []),
-    d_model: read(model, "width_choices", []), seed: seedChoices(model),
-  };
-  const values = {};
-  for (const [k, choices] of Object.entries(checks)) {
+  const values = {}, problems = [];
+  for (const [k, , list] of CONTROLS) {
     if (!(k in obj)) continue;
-    const p = checkChoice(k, obj[k], choices);
+    const p = checkChoice(k, obj[k], choicesOf(model, list, []));
     if (p) problems.push(p);
     else values[k] = obj[k];
   }
