@@ -99,6 +99,11 @@ _phase_seconds: dict[str, float] = {}
 _phase_student: dict[str, str] = {}
 
 
+def _check_phase(phase: str) -> None:
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+
+
 def add_phase_time(phase: str, seconds: float) -> None:
     """Add ``seconds`` to this process's time in ``phase`` (written out at exit when ``COURSE_PHASE_LOG`` is set).
 
@@ -107,8 +112,7 @@ def add_phase_time(phase: str, seconds: float) -> None:
     ValueError
         ``phase`` is not one of :data:`PHASES`.
     """
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+    _check_phase(phase)
     _phase_seconds[phase] = _phase_seconds.get(phase, 0.0) + seconds
 
 
@@ -121,8 +125,7 @@ def timed_phase(phase: str):
     ValueError
         ``phase`` is not one of :data:`PHASES`.
     """
-    if phase not in PHASES:
-        raise ValueError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+    _check_phase(phase)
     began = time.perf_counter()
     try:
         yield

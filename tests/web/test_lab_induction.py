@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import time
 
-import nbformat
 import pytest
-from support.browser import browser_context
-from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, RUN_IN_KERNEL, jupyterlab
+from support.lab import notebook_in_lab
+from support.servers import ALL_CELLS_RAN_JS, RUN_IN_KERNEL
 
 from attnlib import induction
 from attnlib.explorers.kinds.induction import induction_data, induction_view
@@ -40,42 +39,29 @@ def _texts(rows) -> list[list[str]]:
 
 def test_typing_in_jupyterlab_updates_the_maps_the_predictions_and_the_kernel(tmp_path):
     data = induction_data(induction.book_run(0, n_steps=300).final_params, induction.book_model())
-    root = tmp_path / "lab-root"
-    root.mkdir()
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "induction.ipynb")
-    with jupyterlab(root, tmp_path / "lab-home") as (base, token):
-        with browser_context(tmp_path / "profile", viewport={"width": 1400, "height": 1000}) as (context, blocker):
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
-            page.set_default_timeout(90_000)
-            page.goto(f"{base}/lab/tree/induction.ipynb?reset&token={token}")
-            page.wait_for_function(KERNEL_IDLE_JS)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 1")
-            page.wait_for_function(ALL_CELLS_RAN_JS)
-            box = page.locator(".attnlib-live input.attnlib-text")
-            box.click()
-            page.keyboard.press("End")
-            page.keyboard.type(" the cat sat")
-            page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('9 tokens')")
-            text = box.input_value()
-            assert text == "the cat sat on the mat the cat sat"
-            want = induction_view(data, text, "words")
-            assert [_texts(M) for M in page.evaluate(MAPS)] == [_texts(want["layers"][layer][0]) for layer in range(2)]
-            shown = zip(want["labels"], want["predicted_labels"], want["probability"])
-            rows = [[f"{i}:{t}", p, format_value(q, 2)] for i, (t, p, q) in enumerate(shown)]
-            assert page.evaluate(PREDICTIONS) == rows
-            deadline = time.monotonic() + 20
-            while True:  # the widget manager sends the last change once the kernel is idle
-                printed = page.evaluate(RUN_IN_KERNEL, KERNEL_STATE)
-                assert "ERROR" not in printed, printed
-                kernel = json.loads(printed.strip().splitlines()[-1])
-                if kernel["text"] == text or time.monotonic() > deadline:
-                    break
-                page.wait_for_timeout(200)
-            assert kernel == {"text": text, "predicted": want["predicted_labels"]}
-            assert not errors, errors
-            assert blocker.blocked == [], f"JupyterLab asked another host: {blocker.blocked}"
+    with notebook_in_lab(tmp_path, "induction.ipynb", CELL) as (page, errors, blocker):
+        page.wait_for_function("() => document.querySelectorAll('.attnlib-live .attnlib-panel').length === 1")
+        page.wait_for_function(ALL_CELLS_RAN_JS)
+        box = page.locator(".attnlib-live input.attnlib-text")
+        box.click()
+        page.keyboard.press("End")
+        page.keyboard.type(" the cat sat")
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-facts').textContent.startsWith('9 tokens')")
+        text = box.input_value()
+        assert text == "the cat sat on the mat the cat sat"
+        want = induction_view(data, text, "words")
+        assert [_texts(M) for M in page.evaluate(MAPS)] == [_texts(want["layers"][layer][0]) for layer in range(2)]
+        shown = zip(want["labels"], want["predicted_labels"], want["probability"])
+        rows = [[f"{i}:{t}", p, format_value(q, 2)] for i, (t, p, q) in enumerate(shown)]
+        assert page.evaluate(PREDICTIONS) == rows
+        deadline = time.monotonic() + 20
+        while True:  # the widget manager sends the last change once the kernel is idle
+            printed = page.evaluate(RUN_IN_KERNEL, KERNEL_STATE)
+            assert "ERROR" not in printed, printed
+            kernel = json.loads(printed.strip().splitlines()[-1])
+            if kernel["text"] == text or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(200)
+        assert kernel == {"text": text, "predicted": want["predicted_labels"]}
+        assert not errors, errors
+        assert blocker.blocked == [], f"JupyterLab asked another host: {blocker.blocked}"

@@ -13,11 +13,10 @@ from __future__ import annotations
 import json
 import time
 
-import nbformat
 import numpy as np
 import pytest
-from support.browser import browser_context
-from support.servers import ALL_CELLS_RAN_JS, KERNEL_IDLE_JS, RUN_IN_KERNEL, jupyterlab
+from support.lab import notebook_in_lab
+from support.servers import ALL_CELLS_RAN_JS, RUN_IN_KERNEL
 
 from attnlib import induction
 from attnlib.explorers.kinds.live_training import live_probe
@@ -56,42 +55,29 @@ def attnlib_after(steps: int) -> dict[str, np.ndarray]:
 
 
 def test_the_page_trains_in_jupyterlab_and_the_kernel_gets_attnlib_s_weights(tmp_path):
-    root = tmp_path / "lab-root"
-    root.mkdir()
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(CELL)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, root / "live.ipynb")
-    with jupyterlab(root, tmp_path / "lab-home") as (base, token):
-        with browser_context(tmp_path / "profile", viewport={"width": 1400, "height": 1000}) as (context, blocker):
-            page = context.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
-            page.set_default_timeout(90_000)
-            page.goto(f"{base}/lab/tree/live.ipynb?reset&token={token}")
-            page.wait_for_function(KERNEL_IDLE_JS)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            page.wait_for_function(f"() => document.querySelector('.attnlib-live .attnlib-facts') && {FACTS}.startsWith('Step 0.')")
-            page.wait_for_function(ALL_CELLS_RAN_JS)
-            assert page.evaluate(RUN_IN_KERNEL, KERNEL_STATE).strip() == "null"  # nothing trained yet
-            train = page.locator(".attnlib-live button.attnlib-train")
-            train.click()
-            page.wait_for_function(f"() => /^Step [1-9]/.test({FACTS})")  # the worker's first slice of steps is done
-            train.click()  # pause: the page sends its weights to the kernel
-            page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-train-progress').textContent.startsWith('paused')")
-            views = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last().views")
-            step = views["step"]
-            assert step >= 1 and page.evaluate(f"() => {FACTS}").startswith(f"Step {step}.")
-            deadline = time.monotonic() + 20
-            while True:  # the widget manager sends the change once it is made
-                printed = page.evaluate(RUN_IN_KERNEL, KERNEL_STATE).strip()
-                assert "ERROR" not in printed, printed
-                kernel = json.loads(printed.splitlines()[-1])
-                if (kernel and kernel["step"] == step) or time.monotonic() > deadline:
-                    break
-                page.wait_for_timeout(200)
-            assert kernel is not None and kernel["step"] == step, kernel
-            assert not errors, errors
-            assert blocker.blocked == [], f"JupyterLab asked another host: {blocker.blocked}"
+    with notebook_in_lab(tmp_path, "live.ipynb", CELL) as (page, errors, blocker):
+        page.wait_for_function(f"() => document.querySelector('.attnlib-live .attnlib-facts') && {FACTS}.startsWith('Step 0.')")
+        page.wait_for_function(ALL_CELLS_RAN_JS)
+        assert page.evaluate(RUN_IN_KERNEL, KERNEL_STATE).strip() == "null"  # nothing trained yet
+        train = page.locator(".attnlib-live button.attnlib-train")
+        train.click()
+        page.wait_for_function(f"() => /^Step [1-9]/.test({FACTS})")  # the worker's first slice of steps is done
+        train.click()  # pause: the page sends its weights to the kernel
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-train-progress').textContent.startsWith('paused')")
+        views = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last().views")
+        step = views["step"]
+        assert step >= 1 and page.evaluate(f"() => {FACTS}").startswith(f"Step {step}.")
+        deadline = time.monotonic() + 20
+        while True:  # the widget manager sends the change once it is made
+            printed = page.evaluate(RUN_IN_KERNEL, KERNEL_STATE).strip()
+            assert "ERROR" not in printed, printed
+            kernel = json.loads(printed.splitlines()[-1])
+            if (kernel and kernel["step"] == step) or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(200)
+        assert kernel is not None and kernel["step"] == step, kernel
+        assert not errors, errors
+        assert blocker.blocked == [], f"JupyterLab asked another host: {blocker.blocked}"
     assert kernel["model"] == [BOOK["d_model"], BOOK["n_heads"], 2]
     expected = attnlib_after(step)
     for name, want in expected.items():
