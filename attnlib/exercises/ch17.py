@@ -143,7 +143,7 @@ def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = 
 def first_steps_by_hand(seed: int | None = None) -> Variant:
     """Exercise 17.4: the reader's own first ``steps`` steps in the live training explorer, at two learning rates.
 
-    The reader keeps the explorer's settings (:func:`attnlib.explorers.live_training_explorer`: seed 0, 2 layers,
+    The reader keeps the explorer's settings (``attnlib.explorers.live_training_explorer()``: seed 0, 2 layers,
     1 head per layer, width 32) but for the learning rate, and presses *one step* ``steps`` times, once with the
     smallest learning rate (0.002) and once, after the reset that a new rate makes, with ``lr``. The answers are the
     held-out loss of the repeated halves that the explorer shows then: ``loss_low_lr`` and ``loss_your_lr``.
@@ -154,7 +154,7 @@ def first_steps_by_hand(seed: int | None = None) -> Variant:
     a reader who types what the page shows is right. A reading of the first halves, of the untrained model
     or of the other learning rate is not: the draw requires these to lie more than four tolerances away.
     A student's variant is one of the 5 x 6 pairs of a rate above 0.002 and 5 to 10 steps. The grader
-    recomputes the two short runs with attnlib (:func:`attnlib.explorers.kinds.live_training.live_views` on the
+    recomputes the two short runs with attnlib (``attnlib.explorers.kinds.live_training.live_views`` on the
     page's 1200-step schedule): at most 2 x 10 steps of the width-32 model, a fraction of a second of CPU. The
     runs are kept within one process (a draw's check and its answer share them; a test that draws 200 seeds
     makes each of the 36 runs once), never across processes.
