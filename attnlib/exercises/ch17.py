@@ -148,6 +148,11 @@ def first_steps_by_hand(seed: int | None = None) -> Variant:
     smallest learning rate (0.002) and once, after the reset that a new rate makes, with ``lr``. The answers are the
     held-out loss of the repeated halves that the explorer shows then: ``loss_low_lr`` and ``loss_your_lr``.
 
+    The question asks which of the two rates brought the loss lower and whether either ended above the
+    untrained model's: no rate is the right one in general (after 10 steps 0.005 to 0.02 end below 0.002 and
+    0.03 above the untrained model), so the draw requires both comparisons to be clear, the two losses and each
+    loss and the untrained one more than four tolerances apart.
+
     The design: the answer comes from the reader's own run, on the static page (no kernel) or in JupyterLab.
     It is judged as every by-hand answer, within the tolerance of a number typed to four decimals
     (5e-4): the explorer shows four, and its training equals attnlib's to a relative 1e-9 (the golden tests), so
@@ -199,10 +204,16 @@ def _well_posed_17_4(v: Variant) -> None:
     require(v.lr in live.LR_CHOICES[1:], v, f"lr must be one of the explorer's rates above {LOW_LR}")
     require(isinstance(v.steps, int) and STEPS[0] <= v.steps <= STEPS[1], v, f"steps must be {STEPS[0]} to {STEPS[1]} presses")
     low, yours = _page_run(LOW_LR, v.steps), _page_run(v.lr, v.steps)
-    # the readings a reader could mistake for an answer, each farther from it than a typed number's tolerance
     untrained = live.live_views({"lr": v.lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0})["second"]
+    # the question: which of the two rates brought the loss lower, and is either above the untrained model's?
+    # Both answers must be clear to a reader who compares numbers typed to four decimals.
+    margin = 4 * TOLERANCE
+    require(abs(yours["second"] - low["second"]) > margin, v, f"the two rates' losses differ by at most {margin}")
+    for loss in (low["second"], yours["second"]):
+        require(abs(loss - untrained) > margin, v, f"a loss lies within {margin} of the untrained model's")
+    # the readings a reader could mistake for an answer, each farther from it than a typed number's tolerance
     for answer, mistaken in ((yours, (untrained, low["second"], yours["first"])), (low, (untrained, low["first"]))):
-        require(min(abs(m - answer["second"]) for m in mistaken) > 4 * TOLERANCE, v, "a mistaken reading lies within the tolerance")
+        require(min(abs(m - answer["second"]) for m in mistaken) > margin, v, "a mistaken reading lies within the tolerance")
 
 
 register(Exercise("17.1", "by-hand", prefix_score_by_hand, _well_posed_17_1, answer=_answer_17_1))
