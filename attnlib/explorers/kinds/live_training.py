@@ -75,8 +75,8 @@ MAX_SEED = 99
 #: layer 1's previous-token and the last layer's prefix-matching scores are above HEAD_SCORE (most of a row's weight).
 GOAL = 0.1
 HEAD_SCORE = 0.5
-#: The page's whole schedule from its default start (seed 0, width 32, 1 head per layer): at every rate with
-#: 2 layers and at 0.015 with 1 layer, ``live_views(settings, 1200, schedule=1200)`` recorded to four decimals.
+#: The page's whole schedule from its default start, seed 0, width 32 and 1 head per layer, at every rate with
+#: 2 layers and at 0.015 with 1 layer. Each row is ``live_views(settings, 1200, schedule=1200)`` to four decimals.
 #: A run takes about 5 s of CPU, too long for the chapter to make seven of them, so it prints these and the
 #: tests (tests/explorers/test_live_training_schedule.py) make every run again and compare.
 #: ``drop`` is the step of the drop (-1: none within the schedule), ``second`` the held-out repeated half's
