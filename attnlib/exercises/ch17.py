@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import induction
 from ..core import causal_mask, softmax
-from ..explorers.kinds import live_training as live
 from .cases import Case, CheckResult, Notation, own_case, run_cases, with_self_check_raises
 from .registry import (
     Exercise,
@@ -181,19 +180,30 @@ def first_steps_by_hand(seed: int | None = None) -> Variant:
         seed,
         "17.4",
         book,
-        lambda rng: {"lr": float(rng.choice(live.LR_CHOICES[1:])), "steps": int(rng.integers(STEPS[0], STEPS[1] + 1))},
+        lambda rng: {"lr": float(rng.choice(_live().LR_CHOICES[1:])), "steps": int(rng.integers(STEPS[0], STEPS[1] + 1))},
     )
 
 
 #: Exercise 17.4's learning rate to compare with (the explorer's smallest) and its range of presses.
-LOW_LR = live.LR_CHOICES[0]
+LOW_LR = 0.002
 STEPS = (5, 10)
+
+
+def _live() -> Any:
+    """The live training explorer's module, imported only when 17.4 is drawn or judged.
+
+    It loads the explorers (anywidget), which ``import attnlib`` must not: the exercises' registry is
+    imported with attnlib. Its smallest rate is LOW_LR (tests/explorers/test_live_training_schedule.py).
+    """
+    from ..explorers.kinds import live_training
+
+    return live_training
 
 
 @functools.cache  # within one process only: at most 5 x 6 + 6 short runs
 def _page_run(lr: float, steps: int) -> dict[str, Any]:
     """The explorer's views (its default settings but ``lr``) after ``steps`` steps of its own 1200-step schedule."""
-    return live.live_views({"lr": lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}, steps, schedule=induction.BOOK["n_steps"])
+    return _live().live_views({"lr": lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}, steps, schedule=induction.BOOK["n_steps"])
 
 
 def _answer_17_4(v: Variant) -> dict[str, Any]:
@@ -201,10 +211,10 @@ def _answer_17_4(v: Variant) -> dict[str, Any]:
 
 
 def _well_posed_17_4(v: Variant) -> None:
-    require(v.lr in live.LR_CHOICES[1:], v, f"lr must be one of the explorer's rates above {LOW_LR}")
+    require(v.lr in _live().LR_CHOICES[1:], v, f"lr must be one of the explorer's rates above {LOW_LR}")
     require(isinstance(v.steps, int) and STEPS[0] <= v.steps <= STEPS[1], v, f"steps must be {STEPS[0]} to {STEPS[1]} presses")
     low, yours = _page_run(LOW_LR, v.steps), _page_run(v.lr, v.steps)
-    untrained = live.live_views({"lr": v.lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0})["second"]
+    untrained = _live().live_views({"lr": v.lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0})["second"]
     # the question: which of the two rates brought the loss lower, and is either above the untrained model's?
     # Both answers must be clear to a reader who compares numbers typed to four decimals.
     margin = 4 * TOLERANCE

@@ -51,3 +51,10 @@ def test_first_ten_steps_as_exercise_17_4_says():
     ten = {lr: live.live_views({**PAGE, "lr": lr, "n_layers": 2}, 10, schedule=BOOK["n_steps"])["second"] for lr in live.LR_CHOICES}
     assert all(ten[lr] < ten[0.002] for lr in (0.005, 0.01, 0.015, 0.02))
     assert ten[0.002] < untrained < ten[0.03]
+
+
+def test_exercise_17_4_compares_with_the_explorers_smallest_rate():
+    """ch17 names the rate without importing the explorers (``import attnlib`` loads no anywidget)."""
+    from attnlib.exercises import ch17
+
+    assert ch17.LOW_LR == live.LR_CHOICES[0]
