@@ -1,13 +1,15 @@
 """Chapter 17's exercises (induction heads): their variants, answers and self-checks.
 
 17.1 (by hand) reads a prefix-matching score off three rows of attention weights; 17.2
-(implement) writes the previous-token score of one sequence's attention map. The self-check
+(implement) writes the previous-token score of one sequence's attention map; 17.4 (by hand, read
+off the live training explorer) reports the held-out loss of the reader's own first training steps. The self-check
 ``check_previous_token_score`` is re-exported by :mod:`attnlib.checks`, the draw function by
 :mod:`attnlib.variants`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +27,9 @@ from .registry import (
     register,
     require,
 )
+from .results import TOLERANCE
 
-__all__ = ["check_previous_token_score", "prefix_score_by_hand"]
+__all__ = ["check_previous_token_score", "first_steps_by_hand", "prefix_score_by_hand"]
 
 #: The sequence of exercise 17.1: half length 3, tokens a b c a b c.
 SEQUENCE = ("a", "b", "c", "a", "b", "c")
@@ -136,6 +139,93 @@ def check_previous_token_score(fn: Callable[[np.ndarray], Any], verbose: bool = 
     return run_cases("previous_token_score", fn, cases, verbose, Notation(("weights",)))
 
 
+def first_steps_by_hand(seed: int | None = None) -> Variant:
+    """Exercise 17.4: the reader's own first ``steps`` steps in the live training explorer, at two learning rates.
+
+    The reader keeps the explorer's settings (``attnlib.explorers.live_training_explorer()``: seed 0, 2 layers,
+    1 head per layer, width 32) but for the learning rate, and presses *one step* ``steps`` times, once with the
+    smallest learning rate (0.002) and once, after the reset that a new rate makes, with ``lr``. The answers are the
+    held-out loss of the repeated halves that the explorer shows then: ``loss_low_lr`` and ``loss_your_lr``.
+
+    The question asks which of the two rates brought the loss lower and whether either ended above the
+    untrained model's: no rate is the right one in general (after 10 steps 0.005 to 0.02 end below 0.002 and
+    0.03 above the untrained model), so the draw requires both comparisons to be clear, the two losses and each
+    loss and the untrained one more than four tolerances apart.
+
+    The design: the answer comes from the reader's own run, on the static page (no kernel) or in JupyterLab.
+    It is judged as every by-hand answer, within the tolerance of a number typed to four decimals
+    (5e-4): the explorer shows four, and its training equals attnlib's to a relative 1e-9 (the golden tests), so
+    a reader who types what the page shows is right. A reading of the first halves, of the untrained model
+    or of the other learning rate is not: the draw requires these to lie more than four tolerances away.
+    A student's variant is one of the 5 x 6 pairs of a rate above 0.002 and 5 to 10 steps. The grader
+    recomputes the two short runs with attnlib (``attnlib.explorers.kinds.live_training.live_views`` on the
+    page's 1200-step schedule): at most 2 x 10 steps of the width-32 model, a fraction of a second of CPU. The
+    runs are kept within one process (a draw's check and its answer share them; a test that draws 200 seeds
+    makes each of the 36 runs once), never across processes.
+
+    Raises
+    ------
+    ValueError
+        If ``seed`` is neither None (the book's own numbers) nor an integer by the seed rule (``True``, ``-1``, ``"3"``
+        and ``2.5`` are refused); the message names it.
+
+    Examples
+    --------
+    >>> v = first_steps_by_hand()
+    >>> v.lr, v.steps
+    (0.03, 10)
+    """
+    book = {"lr": 0.03, "steps": 10}
+    return drawn(
+        seed,
+        "17.4",
+        book,
+        lambda rng: {"lr": float(rng.choice(_live().LR_CHOICES[1:])), "steps": int(rng.integers(STEPS[0], STEPS[1] + 1))},
+    )
+
+
+#: Exercise 17.4's learning rate to compare with (the explorer's smallest) and its range of presses.
+LOW_LR = 0.002
+STEPS = (5, 10)
+
+
+def _live() -> Any:
+    """The live training explorer's module, imported only when 17.4 is drawn or judged.
+
+    It loads the explorers (anywidget), which ``import attnlib`` must not: the exercises' registry is
+    imported with attnlib. Its smallest rate is LOW_LR (tests/explorers/test_live_training_schedule.py).
+    """
+    from ..explorers.kinds import live_training
+
+    return live_training
+
+
+@functools.cache  # within one process only: at most 5 x 6 + 6 short runs
+def _page_run(lr: float, steps: int) -> dict[str, Any]:
+    """The explorer's views (its default settings but ``lr``) after ``steps`` steps of its own 1200-step schedule."""
+    return _live().live_views({"lr": lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}, steps, schedule=induction.BOOK["n_steps"])
+
+
+def _answer_17_4(v: Variant) -> dict[str, Any]:
+    return {"loss_low_lr": _page_run(LOW_LR, v.steps)["second"], "loss_your_lr": _page_run(v.lr, v.steps)["second"]}
+
+
+def _well_posed_17_4(v: Variant) -> None:
+    require(v.lr in _live().LR_CHOICES[1:], v, f"lr must be one of the explorer's rates above {LOW_LR}")
+    require(isinstance(v.steps, int) and STEPS[0] <= v.steps <= STEPS[1], v, f"steps must be {STEPS[0]} to {STEPS[1]} presses")
+    low, yours = _page_run(LOW_LR, v.steps), _page_run(v.lr, v.steps)
+    untrained = _live().live_views({"lr": v.lr, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0})["second"]
+    # the question: which of the two rates brought the loss lower, and is either above the untrained model's?
+    # Both answers must be clear to a reader who compares numbers typed to four decimals.
+    margin = 4 * TOLERANCE
+    require(abs(yours["second"] - low["second"]) > margin, v, f"the two rates' losses differ by at most {margin}")
+    for loss in (low["second"], yours["second"]):
+        require(abs(loss - untrained) > margin, v, f"a loss lies within {margin} of the untrained model's")
+    # the readings a reader could mistake for an answer, each farther from it than a typed number's tolerance
+    for answer, mistaken in ((yours, (untrained, low["second"], yours["first"])), (low, (untrained, low["first"]))):
+        require(min(abs(m - answer["second"]) for m in mistaken) > margin, v, "a mistaken reading lies within the tolerance")
+
+
 register(Exercise("17.1", "by-hand", prefix_score_by_hand, _well_posed_17_1, answer=_answer_17_1))
 register(
     Exercise(
@@ -150,3 +240,4 @@ register(
         check=check_previous_token_score,
     )
 )
+register(Exercise("17.4", "by-hand", first_steps_by_hand, _well_posed_17_4, answer=_answer_17_4))

@@ -185,9 +185,29 @@ def typed_rows(number: str, seed: int | None) -> dict[str, dict[str, Any]]:
         value = np.asarray(want, dtype=object)
         value[tuple(int(i) for i in zeros[0])] = False
         out["False for 0"] = {first: value.tolist()}
+    if number == "17.4":  # read off the live explorer: what a reader may read instead of the repeated halves' loss
+        out |= misread_17_4(variants.variant(number, seed))
     if seed is None:
         out |= TYPED_FINDINGS.get(number, {})
     return out
+
+
+def misread_17_4(v: variants.Variant) -> dict[str, dict[str, float]]:
+    """Exercise 17.4's wrong readings of the explorer: the rates swapped, the untrained model, the first halves."""
+    from attnlib.explorers.kinds.live_training import LR_CHOICES, live_views
+    from attnlib.induction import BOOK
+
+    page = {"n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}
+    low, yours = (live_views({**page, "lr": lr}, v.steps, schedule=BOOK["n_steps"]) for lr in (LR_CHOICES[0], v.lr))
+    untrained = live_views({**page, "lr": v.lr})["second"]
+    def typed(x: float) -> float:
+        return round(float(x), 4)
+
+    return {
+        "rates swapped": {"loss_low_lr": typed(yours["second"]), "loss_your_lr": typed(low["second"])},
+        "untrained": {"loss_low_lr": typed(untrained), "loss_your_lr": typed(untrained)},
+        "first halves": {"loss_low_lr": typed(low["first"]), "loss_your_lr": typed(yours["first"])},
+    }
 
 
 def plain(value: Any) -> Any:

@@ -309,6 +309,18 @@ EXPECTED: dict[str, list[str]] = {
         "the diagonal largest in 0 of 32 rows on every seed",
         "K-composition is the largest of the three on 10 of 10 seeds",
         "rows whose largest entry is on the diagonal: 32 of 32",
+        # train it yourself: the live explorer's rule and its untrained model (seed 0)
+        "settings: {'lr': 0.015, 'n_layers': 2, 'n_heads': 1, 'd_model': 32, 'seed': 0}",
+        "head formed: repeated-half loss below 0.1 x ln 32 = 0.3466, both scores above 0.5",
+        "untrained, step 0: repeated-half loss 3.5312,",
+        "  previous-token score 0.1851, prefix-matching score 0.1138, copying: diagonal largest in 1 of 32 rows",
+        # what to expect: the page's whole schedule, recorded in live_training.SCHEDULE_RUNS (tested)
+        "     2  0.002     none         3.1309     0.903  no",
+        "     2  0.015      433         0.2635     0.076  yes",
+        "     2  0.03       810         0.4931     0.142  no",
+        "     1  0.015     none         2.6815     0.774  no",
+        # exercise 17.4's book settings
+        "lr = 0.03, steps = 10",
     ],
 }
 

@@ -7,8 +7,9 @@ boxes, its views and every table must not be wider than the box that holds them
 (``scrollWidth <= clientWidth``, and no table's right edge past the panel's), and the note above the
 panel must sit on the page's own background (not on the light output panel the dark theme puts behind
 HTML outputs). It saves a
-screenshot of every explorer at 390 px in the light theme, of the training explorer at both widths in
-both themes, and of any explorer that does not fit, to ``test-artifacts/explorers-fit/``.
+screenshot of every explorer at 390 px in the light theme, of the training explorers (chapter 14's
+recorded run and chapter 17's live trainer) at both widths in both themes, and of any explorer that does
+not fit, to ``test-artifacts/explorers-fit/``.
 """
 
 from __future__ import annotations
@@ -97,11 +98,16 @@ def test_every_explorer_fits_its_panel_at_both_widths_in_both_themes(web_html, t
                         if row["problems"]:
                             found[case] = row["problems"]
                         # pictures (each costs a screenshot): every explorer at 390 px in the light theme, the training
-                        # explorer in every case, and every case that does not fit
-                        if (theme == "light" and width == "390") or row["problems"] or row["kind"] == "training":
+                        # explorers (recorded and live) in every case, and every case that does not fit
+                        if (theme == "light" and width == "390") or row["problems"] or row["kind"] in ("training", "live_training"):
                             stem = name.replace("/", "_").removesuffix(".html")
                             shot = SHOTS / f"{stem}-{row['index'] + 1}-{row['kind']}-{width}-{theme}.png"
                             page.locator("div.attnlib-explorer").nth(row["index"]).screenshot(path=str(shot))
             page.set_viewport_size(WIDTHS["1280"])
     (SHOTS / "measured.json").write_text(json.dumps(measured, indent=1))
+    # every registered kind is measured on some page (the live trainer of chapter 17 included), at both widths in both themes
+    seen = {(row["kind"], row["case"].rsplit(" at ", 1)[1]) for row in measured}
+    kinds = {row["kind"] for row in measured}
+    assert "live_training" in kinds, f"chapter 17's live trainer was measured on no page; measured kinds {sorted(kinds)}"
+    assert all((k, f"{w} px, {t}") in seen for k in kinds for w in WIDTHS for t in THEMES), sorted(seen)
     assert measured and not found, "explorers cut off or scrolling sideways:\n" + "\n".join(f"{k}: {v}" for k, v in found.items())

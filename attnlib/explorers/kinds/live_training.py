@@ -56,6 +56,7 @@ __all__ = [
     "LR_CHOICES",
     "MAX_SEED",
     "PROBE",
+    "SCHEDULE_RUNS",
     "WIDTH_CHOICES",
     "LiveTrainingExplorer",
     "check_trained",
@@ -74,6 +75,21 @@ MAX_SEED = 99
 #: layer 1's previous-token and the last layer's prefix-matching scores are above HEAD_SCORE (most of a row's weight).
 GOAL = 0.1
 HEAD_SCORE = 0.5
+#: The page's whole schedule from its default start, seed 0, width 32 and 1 head per layer, at every rate with
+#: 2 layers and at 0.015 with 1 layer. Each row is ``live_views(settings, 1200, schedule=1200)`` to four decimals.
+#: A run takes about 5 s of CPU, too long for the chapter to make seven of them, so it prints these and the
+#: tests (tests/explorers/test_live_training_schedule.py) make every run again and compare.
+#: ``drop`` is the step of the drop (-1: none within the schedule), ``second`` the held-out repeated half's
+#: loss at the end, ``previous`` and ``prefix`` the best head's previous-token and prefix-matching scores.
+SCHEDULE_RUNS = (
+    {"lr": 0.002, "n_layers": 2, "drop": -1, "second": 3.1309, "previous": 0.2179, "prefix": 0.2018},
+    {"lr": 0.005, "n_layers": 2, "drop": 844, "second": 0.6486, "previous": 0.7372, "prefix": 0.9035},
+    {"lr": 0.01, "n_layers": 2, "drop": 470, "second": 0.2613, "previous": 0.9153, "prefix": 0.9252},
+    {"lr": 0.015, "n_layers": 2, "drop": 433, "second": 0.2635, "previous": 0.9288, "prefix": 0.9178},
+    {"lr": 0.02, "n_layers": 2, "drop": 585, "second": 0.4146, "previous": 0.9799, "prefix": 0.9835},
+    {"lr": 0.03, "n_layers": 2, "drop": 810, "second": 0.4931, "previous": 0.9721, "prefix": 0.9823},
+    {"lr": 0.015, "n_layers": 1, "drop": -1, "second": 2.6815, "previous": 0.1872, "prefix": 0.2954},
+)
 #: The held-out batch the page scores the model on; its sequences start at position 0 (drawn from PortableRandom(seed)).
 PROBE = {"n_sequences": 16, "seed": BOOK["probe_seed"], "map_half": 6}
 
@@ -127,11 +143,14 @@ def _start(d_model: int, n_heads: int, n_layers: int, seed: int) -> dict[str, np
     return model.init(PortableRandom(seed))
 
 
-def live_views(settings: Mapping[str, Any], steps: int = 0) -> dict[str, Any]:
+def live_views(settings: Mapping[str, Any], steps: int = 0, schedule: int | None = None) -> dict[str, Any]:
     """What the page shows after ``steps`` steps of training from ``settings`` (its state: lr, layers, heads, width, seed).
 
-    The learning rate falls from ``settings["lr"]`` to the book's ``final_lr`` over these ``steps``
-    (:func:`attnlib.induction.train_induction`): the page's run when its schedule is ``steps`` long.
+    The learning rate falls linearly from ``settings["lr"]`` to the book's ``final_lr`` over ``schedule``
+    steps (:func:`attnlib.induction.train_induction`); ``schedule=None`` makes the schedule as long as the
+    run (``steps``), the golden cases' run. The page's own schedule is the book's 1200 steps
+    (``schedule=BOOK["n_steps"]``): its first ``steps`` steps are what a reader sees after pressing
+    *one step* ``steps`` times.
 
     Returns ``step``, ``first`` and ``second`` (the held-out losses of the two halves), ``previous``
     (layer 1's previous-token score of every head), ``prefix`` (the last layer's prefix-matching score
@@ -144,12 +163,28 @@ def live_views(settings: Mapping[str, Any], steps: int = 0) -> dict[str, Any]:
     Raises
     ------
     ValueError
-        Never for the settings its explorer has checked: this is the explorer's plumbing, which checks nothing itself
-        (call it with other input and numpy's own errors may come). Use the explorer's settings instead.
+        ``schedule`` is given and is not an integer from 2 to 10**6, or ``steps`` is longer than it (after its
+        schedule the page's rate is no longer this line). Otherwise never for the settings its explorer has checked:
+        this is the explorer's plumbing, which checks nothing else (call it with other input and numpy's own
+        errors may come). Use the explorer's settings instead.
+
+    Examples
+    --------
+    >>> page = {"lr": 0.03, "n_layers": 2, "n_heads": 1, "d_model": 8, "seed": 0}
+    >>> live_views(page, 3, schedule=BOOK["n_steps"])["step"]
+    3
+    >>> live_views(page, 3, schedule=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: steps=3 is longer than schedule=2, the steps over which the learning rate falls
     """
+    if schedule is not None:
+        schedule = check_int_range("schedule", schedule, 2, 10**6)
+        if steps > schedule:
+            raise ValueError(f"steps={steps} is longer than schedule={schedule}, the steps over which the learning rate falls")
     if not steps:  # the untrained views do not depend on the learning rate: made once per start
         return copy.deepcopy(_untrained(settings["d_model"], settings["n_heads"], settings["n_layers"], settings["seed"]))
-    return _views(settings, steps)
+    return _views(settings, steps, schedule)
 
 
 @functools.cache
@@ -157,8 +192,11 @@ def _untrained(d_model: int, n_heads: int, n_layers: int, seed: int) -> dict[str
     return _views({"lr": LR_CHOICES[0], "d_model": d_model, "n_heads": n_heads, "n_layers": n_layers, "seed": seed}, 0)
 
 
-def _views(settings: Mapping[str, Any], steps: int) -> dict[str, Any]:
+def _views(settings: Mapping[str, Any], steps: int, schedule: int | None = None) -> dict[str, Any]:
     model = _model(settings)
+    final_lr = BOOK["final_lr"]
+    if schedule is not None and steps > 1:  # the first steps of a longer line: the rate it reaches at the run's last step
+        final_lr = settings["lr"] + (BOOK["final_lr"] - settings["lr"]) * (steps - 1) / (schedule - 1)
     params = _start(model.d_model, model.n_heads, model.n_layers, settings["seed"])
     probe, one = live_probe()
     curves: dict[str, list[float]] = {"losses": [], "first_curve": [], "second_curve": []}
@@ -172,7 +210,7 @@ def _views(settings: Mapping[str, Any], steps: int) -> dict[str, Any]:
             BOOK["half_lengths"],
             probe,
             seed=PortableRandom(settings["seed"]),
-            final_lr=BOOK["final_lr"],
+            final_lr=final_lr,
         )
         params = run.final_params
         curves = {"losses": run.losses.tolist(), "first_curve": run.first_half.tolist(), "second_curve": run.second_half.tolist()}
@@ -372,7 +410,8 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
 
     @classmethod
     def golden_cases(cls) -> list[dict[str, Any]]:
-        """``liveViews`` after 0 and 25 steps (a 25-step schedule) for several settings, against :func:`live_views`."""
+        """``liveViews`` against :func:`live_views`: after 0 and 25 steps (a 25-step schedule) for several settings,
+        and after the first 10 steps of the page's own 1200-step schedule."""
         cases = []
         for settings, steps in (
             ({"lr": 0.015, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}, 0),
@@ -383,6 +422,10 @@ class LiveTrainingExplorer(Explorer, kind="live_training", module="live_training
             # the page's schedule made as long as the run (the page's own is the book's 1200 steps)
             data = _page_data(max(steps, 1))
             cases.append({"fn": "liveViewsAfter", "args": [data, settings, steps], "expected": live_views(settings, steps)})
+        # the page's own 1200-step schedule, its first 10 steps: what exercise 17.4 asks the reader to read off
+        settings = {"lr": 0.03, "n_layers": 2, "n_heads": 1, "d_model": 32, "seed": 0}
+        expected = live_views(settings, 10, schedule=BOOK["n_steps"])
+        cases.append({"fn": "liveViewsAfter", "args": [_page_data(), settings, 10], "expected": expected})
         return cases
 
 
