@@ -47,7 +47,7 @@ from sphinx.builders.html._assets import _JavaScript
 from sphinx.util import logging
 
 from attnlib.explorers import frontend
-from attnlib.explorers.frontend import CSS, SHARED, write_modules
+from attnlib.explorers.frontend import CSS, write_modules
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +89,10 @@ def page_has_explorer(body: str) -> bool:
 
 def head_links(body: str, pathto) -> str:
     """``<head>`` links that let the browser fetch the explorers' files while it parses the page:
-    the stylesheet, and a ``modulepreload`` for the shared modules and each kind on the page."""
-    modules = [*SHARED, HOST.removeprefix(f"{TARGET}/"), *(f"{kind}.js" for kind in page_kinds(body))]
+    the stylesheet, and a ``modulepreload`` for each module the page will import: the host, the kinds on the page
+    and the shared modules these import (``frontend.page_files``; a shared module no one on the page imports is not
+    fetched)."""
+    modules = [name for name in frontend.page_files(page_kinds(body)) if name != CSS]
     links = [f'<link rel="stylesheet" href="{pathto(f"{TARGET}/{CSS}", 1)}" data-attnlib-css="">']
     links += [f'<link rel="modulepreload" href="{pathto(f"{TARGET}/{name}", 1)}">' for name in modules]
     return "\n".join(links) + "\n"

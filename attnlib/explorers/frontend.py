@@ -34,7 +34,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CSS", "HOST", "SHARED", "STATIC", "compose", "css_source", "module_files", "module_source", "write_modules"]
+__all__ = [
+    "CSS", "HOST", "SHARED", "STATIC", "compose", "css_source", "module_files", "module_source", "page_files", "write_modules",
+]
 
 #: Folder of the shared front-end files (package data).
 STATIC = Path(__file__).resolve().parent / "static"
@@ -139,6 +141,57 @@ def css_source() -> str:
 def module_files() -> list[str]:
     """Every front-end file the web book serves: shared modules, one per kind, the host and the CSS."""
     return [*SHARED, *(f"{k}.js" for k in _registry().kinds()), HOST, CSS]
+
+
+def page_files(kinds: list[str] | tuple[str, ...]) -> list[str]:
+    """The front-end files a web page showing explorers of ``kinds`` loads, and nothing else.
+
+    The shared modules that the host or the kinds' modules import, directly or through another shared
+    module, in :data:`SHARED` order; then the host, the kinds' modules and the stylesheet. A shared
+    module that none of them imports is not loaded: the browser fetches only what the imports name,
+    and the page's ``<head>`` preloads exactly this list (``_ext/live_explorers.py``).
+
+    Parameters
+    ----------
+    kinds : list or tuple of str
+        The kinds of the page's explorers (each once or more; an empty list is a page without one).
+
+    Raises
+    ------
+    TypeError
+        If ``kinds`` is one string or not a list or tuple.
+    ValueError
+        If an entry of ``kinds`` is not a registered kind.
+
+    Examples
+    --------
+    >>> page_files(["scaling"])
+    ['compute.js', 'format.js', 'link.js', 'dom.js', 'host.js', 'scaling.js', 'explorer.css']
+    >>> "compute.js" in page_files(["live_training"])
+    False
+    >>> page_files("scaling")
+    Traceback (most recent call last):
+    ...
+    TypeError: kinds must be a list or tuple of kind names, got str: 'scaling'
+    """
+    if not isinstance(kinds, (list, tuple)):
+        raise TypeError(f"kinds must be a list or tuple of kind names, got {type(kinds).__name__}: {kinds!r}")
+    not_names = [k for k in kinds if not isinstance(k, str)]
+    if not_names:
+        raise ValueError(f"kinds must hold kind names (str), got {not_names[0]!r}")
+    modules = {}
+    for kind in dict.fromkeys(kinds):
+        try:
+            modules[f"{kind}.js"] = _module_path(kind)
+        except ValueError as err:
+            raise ValueError(f"kinds: {err}") from None
+    needed, todo = set(), [STATIC / HOST, *modules.values()]
+    while todo:
+        for imported in _IMPORT.findall(_read(todo.pop())):
+            if f"{imported}.js" in SHARED and f"{imported}.js" not in needed:
+                needed.add(f"{imported}.js")
+                todo.append(STATIC / f"{imported}.js")
+    return [*(n for n in SHARED if n in needed), HOST, *modules, CSS]
 
 
 def host_source() -> str:
