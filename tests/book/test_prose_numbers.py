@@ -41,7 +41,7 @@ import pytest
 from support.notebooks import chapter_notebooks, output_text
 from support.paths import CHAPTERS
 
-NOTEBOOKS = [*chapter_notebooks(), CHAPTERS / "cheatsheet.ipynb"]
+NOTEBOOKS = [*chapter_notebooks(), CHAPTERS / "induction-own-text.ipynb", CHAPTERS / "cheatsheet.ipynb"]
 
 #: Per chapter: numbers quoted from the post as the post rounded them by hand.
 #: Each is discussed in the chapter next to the exact value, which is printed.

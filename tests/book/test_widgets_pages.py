@@ -25,8 +25,10 @@ CHAPTER_WIDGETS = {
     "09": "mask_explorer",
     "11": "positional_explorer",
     "15": "block_memory_explorer",
-    "17": "induction_explorer",
+    "17": "live_training_explorer",
 }
+#: chapter 17's own page for the trained model on the reader's text (the chapter's page holds the live trainer)
+OWN_TEXT = CHAPTERS / "induction-own-text.ipynb"
 
 
 def chapter(n: str):
@@ -72,6 +74,22 @@ def test_chapter_embeds_its_widget_before_the_recap(n):
     index = nb.cells.index(cells[1])
     recap = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Recap" in c.source)
     assert nb.cells.index(cells[0]) == index - 1 and index < recap
+
+
+def test_chapter_17s_page_for_the_readers_text_embeds_the_trained_model():
+    nb = nbformat.read(OWN_TEXT, as_version=4)
+    cells = widget_cells(nb)
+    assert [c.cell_type for c in cells] == ["markdown", "code"] and "induction_explorer()" in cells[1].source
+    assert nb.cells.index(cells[1]) == len(nb.cells) - 1 and nb.cells.index(cells[0]) == len(nb.cells) - 2
+    chapter17 = "".join(c.source for c in nbformat.read(chapter("17"), as_version=4).cells if c.cell_type == "markdown")
+    assert "{doc}`induction-own-text`" in chapter17, "chapter 17 does not link to its page for the reader's text"
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+
+
+def test_built_page_for_the_readers_text_shows_its_snapshot(web_html):
+    page = (web_html / "chapters" / "induction-own-text.html").read_text()
+    _static_checks(page, OWN_TEXT.name)
+    assert 'data-attnlib-kind="induction"' in page and 'data-attnlib-kind="live_training"' not in page
 
 
 def test_only_the_playground_and_chapters_four_and_six_carry_the_full_explorer():

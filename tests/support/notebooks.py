@@ -20,8 +20,8 @@ def chapter_notebooks() -> list[Path]:
 
 
 def book_notebooks() -> list[Path]:
-    """Every notebook the book executes: the chapters, the cheat sheet and the playground."""
-    return [*chapter_notebooks(), CHAPTERS / "cheatsheet.ipynb", CHAPTERS / "playground.ipynb"]
+    """Every notebook the book executes: the chapters, chapter 17's page for the reader's own text, the cheat sheet and the playground."""
+    return [*chapter_notebooks(), CHAPTERS / "induction-own-text.ipynb", CHAPTERS / "cheatsheet.ipynb", CHAPTERS / "playground.ipynb"]
 
 
 def output_text(nb) -> str:

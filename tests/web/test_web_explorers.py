@@ -26,6 +26,7 @@ from support.explorers import READ_EXPLORER_JS, mismatches
 from support.paths import ARTIFACTS
 from support.servers import serve
 
+from attnlib.explorers import frontend
 from attnlib.explorers.kinds.attention import no_key_message
 
 pytestmark = pytest.mark.slow
@@ -315,3 +316,29 @@ def test_without_javascript_the_snapshot_is_shown(site):
             assert snap.locator("table, img, svg").count() >= 1 and snap.inner_text().strip(), real
             assert divs.nth(i).locator(".attnlib-live").count() == 0
         page.close()
+
+
+# the pages whose requests are counted: every page above, chapter 17 (the live trainer) and its page for the reader's text
+BUDGET_PAGES = ("chapters/17-induction-heads.html", "chapters/induction-own-text.html", "chapters/15-long-sequences.html")
+
+
+def test_a_page_fetches_exactly_the_explorer_files_its_kinds_need(site, web_html):
+    """The budget of tests/explorers/test_frontend_shape.py counts frontend.page_files: here chromium shows that a
+    built page requests exactly those files of _explorers/ (nothing a kind on it does not import), every byte of them."""
+    reals = {real: kinds for real, kinds in site.pages.values()}
+    for real in BUDGET_PAGES:
+        reals.setdefault(real, KIND.findall((web_html / real).read_text(encoding="utf-8")))
+    assert "live_training" in reals["chapters/17-induction-heads.html"] and reals["chapters/induction-own-text.html"] == ["induction"]
+    for real, kinds in reals.items():
+        page = site.context.new_page()
+        fetched = {}
+        page.on("requestfinished", lambda r, fetched=fetched: fetched.update(
+            {r.url.split("/_explorers/")[1]: len(r.response().body())} if "/_explorers/" in r.url else {}))
+        page.goto(site.base + real, wait_until="load")
+        page.wait_for_function(MOUNTED_JS, arg=len(kinds), timeout=20_000)
+        page.close()
+        expected = frontend.page_files(sorted(set(kinds)))
+        assert sorted(fetched) == sorted(expected), f"{real}: fetched {sorted(fetched)}, page_files gives {expected}"
+        size = sum(fetched.values())
+        assert size == sum((web_html / "_explorers" / name).stat().st_size for name in expected), real
+        assert size <= 80 * 1024, f"{real}: {size} bytes of explorer JS and CSS"
