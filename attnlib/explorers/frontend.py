@@ -158,10 +158,8 @@ def page_files(kinds: list[str] | tuple[str, ...]) -> list[str]:
 
     Raises
     ------
-    TypeError
-        If ``kinds`` is one string or not a list or tuple.
     ValueError
-        If an entry of ``kinds`` is not a registered kind.
+        If ``kinds`` is one string or not a list or tuple, or an entry of it is not a registered kind.
 
     Examples
     --------
@@ -172,10 +170,10 @@ def page_files(kinds: list[str] | tuple[str, ...]) -> list[str]:
     >>> page_files("scaling")
     Traceback (most recent call last):
     ...
-    TypeError: kinds must be a list or tuple of kind names, got str: 'scaling'
+    ValueError: kinds must be a list or tuple of kind names, got str: 'scaling'
     """
     if not isinstance(kinds, (list, tuple)):
-        raise TypeError(f"kinds must be a list or tuple of kind names, got {type(kinds).__name__}: {kinds!r}")
+        raise ValueError(f"kinds must be a list or tuple of kind names, got {type(kinds).__name__}: {kinds!r}")
     not_names = [k for k in kinds if not isinstance(k, str)]
     if not_names:
         raise ValueError(f"kinds must hold kind names (str), got {not_names[0]!r}")

@@ -115,9 +115,9 @@ def test_a_page_loads_only_the_shared_modules_its_kinds_import():
 @pytest.mark.parametrize(
     ("kinds", "error", "words"),
     [
-        ("scaling", TypeError, "kinds must be a list or tuple of kind names, got str"),
-        (None, TypeError, "kinds must be a list or tuple"),
-        ({"scaling"}, TypeError, "kinds must be a list or tuple"),
+        ("scaling", ValueError, "kinds must be a list or tuple of kind names, got str"),
+        (None, ValueError, "kinds must be a list or tuple"),
+        ({"scaling"}, ValueError, "kinds must be a list or tuple"),
         (["scaling", 3], ValueError, "kinds must hold kind names (str), got 3"),
         ([["scaling"]], ValueError, "kinds must hold kind names (str)"),
         (["heads"], ValueError, "kinds: kind must be one of"),

@@ -208,6 +208,11 @@ ODD.update(
             [{"bogus": 1}, {"W_Q": None}, {"W_Q": [[9, 0], [0, 1]]}, {"d_k": "x"}, {"mask": "diagonal"}, {"mask": [[1.0, 2.0]]}],
             [{}, {"mask": None}, {"d_k": NO_SCALING}],
         ),
+        # explorer kinds by name (frontend.page_files): a list or tuple of registered kinds, repeats and none allowed
+        "kind_names": lambda good: (
+            [None, "scaling", 1, {}, {"scaling"}, ["nope"], [1], [None], [["scaling"]], ["../dom"], ["SCALING"]],
+            [[], ("scaling",), ["scaling", "scaling", "induction"]],
+        ),
         "optional_dict": lambda good: ([1, "x", [1], {"a": 5}, {"a": ()}, {5: ("n",)}, {"a": ["n"]}], [None, {}, {"a": ("zzz",)}]),
     }
 )

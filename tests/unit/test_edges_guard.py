@@ -83,7 +83,7 @@ EXPLORER_PLUMBING = {
     # the base class every kind extends (each kind has its entries) and the trait factories of a kind's class statement
     "explorers.base": ("tests/explorers/test_explorer_registry.py", "Explorer checked_trait matrix_trait"),
     # the front end's JavaScript: files of the package, no reader input
-    "explorers.frontend": ("tests/explorers/test_frontend_shape.py", "compose css_source module_files module_source page_files write_modules"),
+    "explorers.frontend": ("tests/explorers/test_frontend_shape.py", "compose css_source module_files module_source write_modules"),
     # registration of kinds (a kind author's API, not a reader's)
     "explorers.registry": (
         "tests/explorers/test_explorer_registry.py",

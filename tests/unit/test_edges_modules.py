@@ -49,7 +49,7 @@ import attnlib
 from attnlib import _memory, backward, blocked, checks, experiments, explorers, induction, measure, training, transformer, variants
 from attnlib.core import attention, multi_head_parts
 from attnlib.exercises import DRAWS, cases, from_source, grading, registry, runner
-from attnlib.explorers import reference_views, snapshot
+from attnlib.explorers import frontend, reference_views, snapshot
 from attnlib.explorers.kinds.training import recorded_steps
 
 RUNS: Counter[str] = Counter()
@@ -291,6 +291,8 @@ INDUCTION_SPECS = {
         {"params": IND_EXPLORER_MODEL.init(0), "model": IND_EXPLORER_MODEL},
         {"params": "params", "model": "instance"},
     ),
+    # the explorer files a web page fetches (called by the book's extension with the kinds it found on a page)
+    "explorers.frontend.page_files": (frontend.page_files, {"kinds": ["scaling"]}, {"kinds": "kind_names"}),
 }
 
 
