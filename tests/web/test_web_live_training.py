@@ -38,6 +38,16 @@ def _page(site) -> None:
     )
 
 
+#: The live chart's labels, and those whose box leaves the chart's own box (more than half a pixel).
+CHART_TEXT_OUTSIDE_JS = """() => {
+  const svg = document.querySelector('.attnlib-live svg.attnlib-live-chart'), box = svg.getBoundingClientRect();
+  const texts = [...svg.querySelectorAll('text')];
+  const out = texts.filter((t) => { const r = t.getBoundingClientRect();
+    return r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5; });
+  return { texts: texts.map((t) => t.textContent), out: out.map((t) => t.textContent) };
+}"""
+
+
 def test_the_page_trains_to_the_induction_head_in_a_worker(tmp_path):
     site = tmp_path / "site"
     _page(site)
@@ -54,6 +64,15 @@ def test_the_page_trains_to_the_induction_head_in_a_worker(tmp_path):
         page.locator(".attnlib-live button.attnlib-train").click()
         # the controls stay live while the worker trains: a key on the seed slider reaches the DOM
         page.wait_for_function("() => /^Step [1-9]/.test(document.querySelector('.attnlib-live .attnlib-facts').textContent)")
+        # paused just after the drop, the chart's drop line sits near its right end: every label stays inside the chart
+        page.wait_for_function(
+            "() => document.querySelector('.attnlib-live .attnlib-milestones').textContent.includes('(the drop)')", timeout=TRAIN_TIMEOUT_MS
+        )
+        page.locator(".attnlib-live button.attnlib-train").click()
+        page.wait_for_function("() => document.querySelector('.attnlib-live .attnlib-train-progress').textContent.startsWith('paused')")
+        outside = page.evaluate(CHART_TEXT_OUTSIDE_JS)
+        assert "drop" in outside["texts"] and not outside["out"], outside
+        page.locator(".attnlib-live button.attnlib-train").click()
         page.wait_for_function(
             "() => document.querySelector('.attnlib-live .attnlib-milestones').textContent.includes('induction head has formed')",
             timeout=TRAIN_TIMEOUT_MS,
@@ -71,6 +90,7 @@ def test_the_page_trains_to_the_induction_head_in_a_worker(tmp_path):
         assert page.locator(".attnlib-live button.attnlib-train").get_attribute("aria-pressed") == "false"
         facts = page.locator(".attnlib-live .attnlib-facts").text_content()
         assert facts.startswith(f"Step {last['step']}.") and f"The drop: step {head['drop']}." in facts
+        assert not page.evaluate(CHART_TEXT_OUTSIDE_JS)["out"]
         assert not errors and not blocker.blocked, (errors, blocker.blocked)
 
 

@@ -600,7 +600,8 @@ function chart(curves, vocab, drop) {
     text(x0 - 3, y(ref) + 4, `ln ${vocab}`, "end"), text(x0 - 3, y1 + 4, "0", "end"), text(x0 - 3, 30, "loss", "end"),
     text(x0, H - 4, "step 0"), text(W - 4, H - 4, `step ${n}`, "end"),
     ...key(x0, "attnlib-chart-first", "first halves"), ...key(x0 + 130, "attnlib-chart-second", "repeated halves"));
-  if (drop >= 0) svg.append(el("line", { x1: x(drop - 19), x2: x(drop - 19), y1: 22, y2: y1, class: "attnlib-chart-drop" }), text(x(drop - 19) + 3, 32, "drop"));
+  const xd = x(drop - 19), right = xd + 30 > W;  // near the right end the label goes left of its line
+  if (drop >= 0) svg.append(el("line", { x1: xd, x2: xd, y1: 22, y2: y1, class: "attnlib-chart-drop" }), text(right ? xd - 3 : xd + 3, 32, "drop", right ? "end" : "start"));
   svg.append(line(curves.first, "attnlib-chart-first"), line(curves.second, "attnlib-chart-second"));
   return svg;
 }
