@@ -313,7 +313,7 @@ EXPECTED: dict[str, list[str]] = {
         "settings: {'lr': 0.015, 'n_layers': 2, 'n_heads': 1, 'd_model': 32, 'seed': 0}",
         "head formed: repeated-half loss below 0.1 x ln 32 = 0.3466, both scores above 0.5",
         "untrained, step 0: repeated-half loss 3.5312,",
-        "  previous-token score 0.1851, prefix-matching score 0.1138, copying: diagonal largest in 1 of 32 rows",
+        "  previous-token score 0.1851, prefix-matching score 0.1138,\n  copying: diagonal largest in 1 of 32 rows",
         # what to expect: the page's whole schedule, recorded in live_training.SCHEDULE_RUNS (tested)
         "     2  0.002     none         3.1309     0.903  no",
         "     2  0.015      433         0.2635     0.076  yes",

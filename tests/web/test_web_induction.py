@@ -49,7 +49,7 @@ def _shown(page) -> dict:
     for view in ("layer1-head0", "layer2-head0"):
         got = page.evaluate(MAP_VALUES, view)
         n = len(got["values"])
-        assert got["label"].startswith(f"layer {view[5]}, head 0: {n} by {n} attention weights"), got["label"]
+        assert got["label"].startswith(f"layer {view[5]}, head 1: {n} by {n} attention weights"), got["label"]  # heads counted from 1
         maps[view] = [[format_value(float(x), 2) for x in row] for row in got["values"]]
     return {"maps": maps, "predictions": page.evaluate(PREDICTIONS)}
 

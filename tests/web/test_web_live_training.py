@@ -91,6 +91,20 @@ def test_the_page_trains_to_the_induction_head_in_a_worker(tmp_path):
         facts = page.locator(".attnlib-live .attnlib-facts").text_content()
         assert facts.startswith(f"Step {last['step']}.") and f"The drop: step {head['drop']}." in facts
         assert not page.evaluate(CHART_TEXT_OUTSIDE_JS)["out"]
+        # trained on, the run pauses itself at the end of the schedule (step n_steps), and says so
+        n_steps = live_training_explorer().data["n_steps"]
+        page.locator(".attnlib-live button.attnlib-train").click()
+        page.wait_for_function(
+            "() => document.querySelector('.attnlib-live .attnlib-train-progress').textContent.includes('end of the schedule')",
+            timeout=TRAIN_TIMEOUT_MS,
+        )
+        ended = page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last()")
+        assert ended["ended"] and not ended["running"] and ended["views"]["step"] == n_steps == 1200, ended["views"]["step"]
+        assert page.locator(".attnlib-live button.attnlib-train").get_attribute("aria-pressed") == "false"
+        assert page.locator(".attnlib-live button.attnlib-train").text_content() == "train"
+        assert page.locator(".attnlib-live .attnlib-milestones").text_content() == "Step 1200: the end of the schedule; training paused."
+        page.wait_for_timeout(600)  # no report after the pause: the worker has stopped
+        assert page.evaluate("() => document.querySelector('.attnlib-live').attnlibTrainer.last().views.step") == n_steps
         assert not errors and not blocker.blocked, (errors, blocker.blocked)
 
 

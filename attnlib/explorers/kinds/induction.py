@@ -288,7 +288,7 @@ class InductionExplorer(Explorer, kind="induction", module="induction.js"):
                 labels,
                 labels,
                 name=f"layer{layer + 1}-head{h}",
-                title=f"layer {layer + 1}, head {h}: attention weights",
+                title=f"layer {layer + 1}, head {h + 1}: attention weights",
                 vmin=0.0,
                 vmax=1.0,
             )

@@ -333,7 +333,7 @@ function renderInduction({ model, el: host }) {
   const maps = [];
   for (let layer = 0; layer < 2; layer++) {
     for (let h = 0; h < (data.n_heads || 1); h++) {
-      const what = `layer ${layer + 1}, head ${h}`;
+      const what = `layer ${layer + 1}, head ${h + 1}`;  // counted from 1, as the trainer and the prose count
       const view = new MapView(`layer${layer + 1}-head${h}`, `${what}: attention (row = query, column = key)`, style);
       maps.push({ layer, h, what, view });
       L.views.append(view.box);

@@ -538,15 +538,20 @@ export function liveViewsAfter(data, settings, steps) {
 function workerMain() {
   // its global scope holds trainerSource()'s functions, nothing else of this module
   let t = null, data = null, running = false, timer = null;
-  const report = (params) => postMessage({ views: liveViews(t, data, false), formed: t.formed, curves: { first: t.first, second: t.second },
-    running, shapes: shapesOf(t.m), params });
+  const report = (params, ended = false) => postMessage({ views: liveViews(t, data, false), formed: t.formed,
+    curves: { first: t.first, second: t.second }, running, ended, shapes: shapesOf(t.m), params });
   const slice = () => {
     timer = null;
     if (!running) return;
-    const end = performance.now() + 250;
-    do stepAndWatch(t, data); while (performance.now() < end);
-    report();
-    timer = setTimeout(slice, 0);
+    const end = performance.now() + 250, last = t.s.nSteps;
+    do stepAndWatch(t, data); while (performance.now() < end && t.step !== last);
+    if (t.step !== last) {
+      report();
+      timer = setTimeout(slice, 0);
+      return;
+    }
+    running = false;  // the end of the schedule: the run pauses itself (train again goes on at the final rate)
+    report(t.p, true);
   };
   onmessage = ({ data: msg }) => {
     if (msg.type === "reset") {
@@ -661,7 +666,7 @@ function milestone(P, msg, data, said, f) {
 function drawViews(P, L, msg, data, f) {
   const v = msg.views, layers = v.maps.length, labels = v.tokens.map((t, i) => `${i}:${t}`);
   L.facts.textContent = factsText(v, data, f);
-  P.progress.textContent = msg.running ? "training\u2026" : `paused at step ${v.step}`;
+  P.progress.textContent = msg.running ? "training\u2026" : `paused at step ${v.step}${msg.ended ? ", the end of the schedule (train goes on at the last rate)" : ""}`;
   P.chartBox.replaceChildren(chart(msg.curves, data.vocab, v.drop));
   P.maps.forEach((view, k) => {
     view.table.parentNode.hidden = k >= layers;
@@ -705,8 +710,10 @@ function renderLiveTraining({ model, el: host }) {
   const onMessage = (e) => {
     const msg = e.data, now = performance.now();
     last = msg;
+    if (msg.ended) setRunning(false, false);
     if (msg.params && host.dataset.host !== "page") sendTrained(model, msg);
     milestone(P, msg, data, said, f);
+    if (msg.ended) P.milestones.textContent = `Step ${msg.views.step}: the end of the schedule; training paused.`;
     // reduced motion: while training, the views change at most once a second (every report when paused)
     if (reduced && msg.running && now - lastDraw < 1000) return;
     lastDraw = now;
