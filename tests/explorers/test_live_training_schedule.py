@@ -51,6 +51,19 @@ def test_first_ten_steps_as_exercise_17_4_says():
     ten = {lr: live.live_views({**PAGE, "lr": lr, "n_layers": 2}, 10, schedule=BOOK["n_steps"])["second"] for lr in live.LR_CHOICES}
     assert all(ten[lr] < ten[0.002] for lr in (0.005, 0.01, 0.015, 0.02))
     assert ten[0.002] < untrained < ten[0.03]
+    assert [lr for lr in live.LR_CHOICES if ten[lr] > untrained] == [0.03]  # "only 0.03 ends above the untrained model"
+    # "after 8, 0.02 too ends above the untrained model"
+    assert live.live_views({**PAGE, "lr": 0.02, "n_layers": 2}, 8, schedule=BOOK["n_steps"])["second"] > untrained
+
+
+def test_recorded_scores_as_the_chapter_reads_them():
+    """'At 0.005, 0.02 and 0.03 both scores end above 0.5 ..., but the repeated half's loss stays above the goal;
+    at 0.002 neither score reaches 0.5 and there is no drop.'"""
+    two = {r["lr"]: r for r in live.SCHEDULE_RUNS if r["n_layers"] == 2}
+    goal = live.GOAL * math.log(BOOK["vocab_size"])
+    for lr in (0.005, 0.02, 0.03):
+        assert min(two[lr]["previous"], two[lr]["prefix"]) > live.HEAD_SCORE and two[lr]["second"] > goal, lr
+    assert max(two[0.002]["previous"], two[0.002]["prefix"]) < live.HEAD_SCORE and two[0.002]["drop"] == -1
 
 
 def test_exercise_17_4_compares_with_the_explorers_smallest_rate():

@@ -315,9 +315,10 @@ EXPECTED: dict[str, list[str]] = {
         "untrained, step 0: repeated-half loss 3.5312,",
         "  previous-token score 0.1851, prefix-matching score 0.1138,\n  copying: diagonal largest in 1 of 32 rows",
         # what to expect: the page's whole schedule, recorded in live_training.SCHEDULE_RUNS (tested)
-        "     2  0.002     none         3.1309     0.903  no",
-        "     2  0.015      433         0.2635     0.076  yes",
-        "     2  0.03       810         0.4931     0.142  no",
+        "     2  0.002     none         3.1309     0.903  0.218  0.202  no",
+        "     2  0.015      433         0.2635     0.076  0.929  0.918  yes",
+        "     2  0.03       810         0.4931     0.142  0.972  0.982  no",
+        "     2  0.005      844         0.6486     0.187  0.737  0.903  no",
         "     1  0.015     none         2.6815     0.774  no",
         # exercise 17.4's book settings
         "lr = 0.03, steps = 10",
