@@ -39,8 +39,7 @@ def test_recorded_runs_cover_the_chapter_claims():
     fastest = min(drops)
     assert fastest in (two[0.01]["drop"], two[0.015]["drop"])
     assert two[0.005]["drop"] > 800 and two[0.03]["drop"] > 800
-    goal = live.GOAL * math.log(BOOK["vocab_size"])
-    formed = [lr for lr, r in two.items() if r["second"] < goal and min(r["previous"], r["prefix"]) > live.HEAD_SCORE]
+    formed = [lr for lr, r in two.items() if live.head_formed(r["second"], r["previous"], r["prefix"])]
     assert formed == [0.01, 0.015]
     assert len(one) == 1 and one[0]["drop"] == -1 and one[0]["second"] > 1.6963
 

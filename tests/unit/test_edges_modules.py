@@ -50,6 +50,7 @@ from attnlib import _memory, backward, blocked, checks, experiments, explorers, 
 from attnlib.core import attention, multi_head_parts
 from attnlib.exercises import DRAWS, cases, from_source, grading, registry, runner
 from attnlib.explorers import frontend, reference_views, snapshot
+from attnlib.explorers.kinds import live_training
 from attnlib.explorers.kinds.training import recorded_steps
 
 RUNS: Counter[str] = Counter()
@@ -293,6 +294,11 @@ INDUCTION_SPECS = {
     ),
     # the explorer files a web page fetches (called by the book's extension with the kinds it found on a page)
     "explorers.frontend.page_files": (frontend.page_files, {"kinds": ["scaling"]}, {"kinds": "kind_names"}),
+    "explorers.kinds.live_training.head_formed": (
+        live_training.head_formed,
+        {"second": 0.2635, "previous": 0.9288, "prefix": 0.9178},
+        {"second": "real", "previous": "real", "prefix": "real"},
+    ),
 }
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "WIDTH_CHOICES",
     "LiveTrainingExplorer",
     "check_trained",
+    "head_formed",
     "live_probe",
     "live_training_explorer",
     "live_views",
@@ -141,6 +142,30 @@ def _model(settings: Mapping[str, Any]) -> InductionModel:
 def _start(d_model: int, n_heads: int, n_layers: int, seed: int) -> dict[str, np.ndarray]:
     model = InductionModel(BOOK["vocab_size"], BOOK["n_positions"], d_model, n_heads, n_layers)
     return model.init(PortableRandom(seed))
+
+
+def head_formed(second: float, previous: float, prefix: float) -> bool:
+    """The explorer's rule for *the induction head has formed* (``formed`` in ``static/live_training.js``).
+
+    The held-out repeated half's loss ``second`` is below ``GOAL`` times ln 32 (the book's vocabulary), and the
+    best previous-token score ``previous`` and the best prefix-matching score ``prefix`` are both above
+    ``HEAD_SCORE``.
+
+    Raises
+    ------
+    ValueError
+        An argument is not a finite real number; the message names it.
+
+    Examples
+    --------
+    >>> head_formed(0.2635, 0.9288, 0.9178)  # seed 0 at 0.015 after the whole schedule
+    True
+    >>> head_formed(0.4146, 0.9799, 0.9835)  # at 0.02: both heads there, the loss above the goal
+    False
+    """
+    named = (("second", second), ("previous", previous), ("prefix", prefix))
+    second, previous, prefix = (check_real_range(name, value, -math.inf, math.inf) for name, value in named)
+    return second < GOAL * math.log(BOOK["vocab_size"]) and min(previous, prefix) > HEAD_SCORE
 
 
 def live_views(settings: Mapping[str, Any], steps: int = 0, schedule: int | None = None) -> dict[str, Any]:
