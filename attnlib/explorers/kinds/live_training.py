@@ -154,7 +154,7 @@ def head_formed(second: float, previous: float, prefix: float) -> bool:
     Raises
     ------
     ValueError
-        An argument is not a finite real number; the message names it.
+        ``second``, ``previous`` or ``prefix`` is not a finite real number; the message names it.
 
     Examples
     --------
